@@ -1,0 +1,35 @@
+"""The exception tree of extract_mlflow.
+
+::
+
+    ExtractMlflowError            base: every error this package raises on purpose
+    ├── InputError                a gold/prediction/source file that cannot be used
+    ├── ConfigError               a config or gates file that does not validate
+    ├── TrackingError             the tracking server or store cannot be reached or refuses
+    └── GateError                 a gate definition that cannot be evaluated
+
+The CLI turns any of them into one line on stderr and exit code 2. Failing a gate is not an
+error: it is a result (exit code 1).
+"""
+
+from __future__ import annotations
+
+
+class ExtractMlflowError(Exception):
+    """Base class of every error raised on purpose by extract_mlflow."""
+
+
+class InputError(ExtractMlflowError):
+    """An input file (gold, predictions, sources) cannot be read as documented."""
+
+
+class ConfigError(ExtractMlflowError):
+    """A config (or gates) file is invalid; the message names the key."""
+
+
+class TrackingError(ExtractMlflowError):
+    """The MLflow tracking store or server is unreachable or rejected a request."""
+
+
+class GateError(ExtractMlflowError):
+    """A gate cannot be evaluated as written."""

@@ -1,0 +1,346 @@
+"""Field scoring: walks a gold and a predicted document together and counts, per leaf path,
+true positives, false positives and false negatives with their error categories.
+
+Paths: ``vendor.name`` for nested objects, ``line_items[].qty`` for leaves of list items,
+``tags[]`` for scalar lists. The document's id key is not scored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from .align import assign, bulk_similarity, flatten_item, pair_identical
+from .config import Config, FieldRule
+from .normalize import TYPE_ERROR, Comparator, Comparators, is_absent
+
+# Error categories (stable names, used in reports and artifacts).
+WRONG_VALUE = "wrong_value"
+TYPE_ERR = "type_error"
+MISSING = "missing"
+HALLUCINATED = "hallucinated"
+PARSE_FAILURE = "parse_failure"
+CATEGORIES = (WRONG_VALUE, TYPE_ERR, MISSING, HALLUCINATED, PARSE_FAILURE)
+
+_TEXT = Comparator("text", "exact", FieldRule())
+
+
+@dataclass(slots=True)
+class ErrorRecord:
+    """One scored mistake: a wrong/type error is one FP plus one FN, the others one each."""
+
+    path: str
+    category: str
+    expected: Any = None
+    got: Any = None
+
+
+@dataclass(slots=True)
+class DocCounts:
+    """What scoring one document produced: per-path [tp, fp, fn] and the mistakes."""
+
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    errors: list[ErrorRecord] = field(default_factory=list)
+
+    def _c(self, path: str) -> list[int]:
+        c = self.counts.get(path)
+        if c is None:
+            c = self.counts[path] = [0, 0, 0]
+        return c
+
+    def tp(self, path: str) -> None:
+        self._c(path)[0] += 1
+
+    def fp(self, path: str, category: str, got: Any) -> None:
+        self._c(path)[1] += 1
+        self.errors.append(ErrorRecord(path, category, None, got))
+
+    def fn(self, path: str, category: str, expected: Any) -> None:
+        self._c(path)[2] += 1
+        self.errors.append(ErrorRecord(path, category, expected, None))
+
+    def wrong(self, path: str, category: str, expected: Any, got: Any) -> None:
+        c = self._c(path)
+        c[1] += 1
+        c[2] += 1
+        self.errors.append(ErrorRecord(path, category, expected, got))
+
+
+class _Similarity:
+    """Accumulator that only counts matches and leaf slots (for item similarity)."""
+
+    __slots__ = ("matched", "slots")
+
+    def __init__(self) -> None:
+        self.matched = 0
+        self.slots = 0
+
+    def tp(self, path: str) -> None:
+        self.matched += 1
+        self.slots += 1
+
+    def fp(self, path: str, category: str, got: Any) -> None:
+        self.slots += 1
+
+    def fn(self, path: str, category: str, expected: Any) -> None:
+        self.slots += 1
+
+    def wrong(self, path: str, category: str, expected: Any, got: Any) -> None:
+        self.slots += 1
+
+    def value(self) -> float:
+        return self.matched / self.slots if self.slots else 0.0
+
+
+Acc = DocCounts | _Similarity
+
+
+class FieldScorer:
+    """Scores documents field by field under one config. Not thread-safe (it caches)."""
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.config = config or Config()
+        self.comparators = Comparators(self.config)
+        self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
+        self._threshold = self.config.match_threshold
+        self._child: dict[tuple[str, str], str] = {}
+        self.skipped: set[str] = set()
+        self.types_seen: set[tuple[str, str]] = set()
+        self.gold_type_errors: Counter[str] = Counter()
+
+    # -- public -------------------------------------------------------------------------
+    def score(self, gold: dict[str, Any], pred: dict[str, Any] | None) -> DocCounts:
+        """Score one document; `pred` None means there is no prediction for it."""
+        acc = DocCounts()
+        id_key = self.config.id_key
+        if pred is None:
+            self.expand_gold(gold, MISSING, acc)
+            return acc
+        for key, g in gold.items():
+            if key != id_key:
+                self._node(g, pred.get(key), key, acc)
+        for key, p in pred.items():
+            if key != id_key and key not in gold:
+                self._node(None, p, key, acc)
+        return acc
+
+    def expand_gold(self, gold: dict[str, Any], category: str, acc: DocCounts) -> None:
+        """Count every gold leaf as a false negative of `category` (missing, parse_failure)."""
+        id_key = self.config.id_key
+        for key, g in gold.items():
+            if key != id_key:
+                self._expand(g, key, acc, category, gold_side=True)
+
+    # -- walking ------------------------------------------------------------------------
+    def _path(self, parent: str, key: str) -> str:
+        k = (parent, key)
+        p = self._child.get(k)
+        if p is None:
+            p = self._child[k] = f"{parent}.{key}" if parent else key
+        return p
+
+    def _node(self, g: Any, p: Any, path: str, acc: Acc) -> None:
+        if path in self._ignored:
+            self.skipped.add(path)
+            return
+        if is_absent(g):
+            if not is_absent(p):
+                self._expand(p, path, acc, HALLUCINATED, gold_side=False)
+            return
+        if isinstance(g, dict):
+            if is_absent(p) or isinstance(p, dict):
+                pd: dict[str, Any] = p if isinstance(p, dict) else {}
+                for key, gv in g.items():
+                    self._node(gv, pd.get(key), self._path(path, key), acc)
+                for key, pv in pd.items():
+                    if key not in g:
+                        self._node(None, pv, self._path(path, key), acc)
+            else:
+                self._expand(g, path, acc, TYPE_ERR, gold_side=True)
+                self._expand(p, path, acc, TYPE_ERR, gold_side=False)
+            return
+        if isinstance(g, list):
+            if is_absent(p):
+                p = []
+            elif not isinstance(p, list):
+                p = [p]  # a lone value where a list was expected is read as a list of one
+            if any(isinstance(x, dict) for x in g):
+                self._object_list(g, p, path, acc)
+            else:
+                self._scalar_list(g, p, path, acc)
+            return
+        if is_absent(p):
+            acc.fn(path, MISSING, g)
+        elif isinstance(p, dict | list):
+            acc.fn(path, TYPE_ERR, g)
+            self._expand(p, path, acc, TYPE_ERR, gold_side=False)
+        else:
+            self._leaf(g, p, path, acc)
+
+    def _leaf(self, g: Any, p: Any, path: str, acc: Acc) -> None:
+        comp = self.comparators.for_leaf(path, g)
+        self.types_seen.add((path, comp.type))
+        if type(g) is type(p) and g == p:
+            acc.tp(path)
+            return
+        cg = comp.canon(g)
+        if cg is TYPE_ERROR:  # the gold value itself does not read as the field type
+            self.gold_type_errors[path] += 1
+            comp, cg = _TEXT, _TEXT.canon(g)
+        cp = comp.canon(p)
+        if cp is TYPE_ERROR:
+            acc.wrong(path, TYPE_ERR, g, p)
+        elif comp.equal(cg, cp):
+            acc.tp(path)
+        else:
+            acc.wrong(path, WRONG_VALUE, g, p)
+
+    def _expand(self, value: Any, path: str, acc: Acc, category: str, gold_side: bool) -> None:
+        """Count every leaf under `value` as FN (gold side) or FP (prediction side)."""
+        if path in self._ignored:
+            self.skipped.add(path)
+            return
+        if is_absent(value):
+            return
+        if isinstance(value, dict):
+            for key, v in value.items():
+                self._expand(v, self._path(path, key), acc, category, gold_side)
+        elif isinstance(value, list):
+            ipath = path + "[]"
+            for v in value:
+                self._expand(v, ipath, acc, category, gold_side)
+        elif gold_side:
+            self.types_seen.add((path, self.comparators.for_leaf(path, value).type))
+            acc.fn(path, category, value)
+        else:
+            acc.fp(path, category, value)
+
+    # -- lists --------------------------------------------------------------------------
+    def _object_list(self, gl: list[Any], pl: list[Any], path: str, acc: Acc) -> None:
+        ipath = path + "[]"
+        if ipath in self._ignored:
+            self.skipped.add(ipath)
+            return
+        gold = [x for x in gl if not is_absent(x)]
+        pred = [x for x in pl if not is_absent(x)]
+        pairs, left_g, left_p = pair_identical(gold, pred)
+        if left_g and left_p:
+            g_items = [gold[i] for i in left_g]
+            p_items = [pred[j] for j in left_p]
+            sim = self._similarity(g_items, p_items, ipath)
+            for a, b in assign(sim, self._threshold):
+                pairs.append((left_g[a], left_p[b]))
+        paired_g = {i for i, _ in pairs}
+        paired_p = {j for _, j in pairs}
+        for i, j in sorted(pairs):
+            self._item(gold[i], pred[j], ipath, acc)
+        for i, g in enumerate(gold):
+            if i not in paired_g:
+                self._expand(g, ipath, acc, MISSING, gold_side=True)
+        for j, p in enumerate(pred):
+            if j not in paired_p:
+                self._expand(p, ipath, acc, HALLUCINATED, gold_side=False)
+
+    def _item(self, g: Any, p: Any, ipath: str, acc: Acc) -> None:
+        if isinstance(g, dict) and isinstance(p, dict):
+            for key, gv in g.items():
+                self._node(gv, p.get(key), self._path(ipath, key), acc)
+            for key, pv in p.items():
+                if key not in g:
+                    self._node(None, pv, self._path(ipath, key), acc)
+        else:
+            self._node(g, p, ipath, acc)
+
+    def item_similarity(self, g: Any, p: Any, ipath: str) -> float:
+        """Share of the pair's leaves that compare equal (the reference, one pair at a time)."""
+        s = _Similarity()
+        self._item(g, p, ipath, s)
+        return s.value()
+
+    def _similarity(self, gold: list[Any], pred: list[Any], ipath: str) -> np.ndarray:
+        flat_g = [flatten_item(x) for x in gold]
+        flat_p = [flatten_item(x) for x in pred]
+        if all(f is not None for f in flat_g) and all(f is not None for f in flat_p):
+
+            def comparator_for(rel: str, value: Any) -> Comparator | None:
+                path = self._path(ipath, rel)
+                if self._is_ignored(path):
+                    return None
+                return self.comparators.for_leaf(path, value) if value is not None else _TEXT
+
+            return bulk_similarity(flat_g, flat_p, comparator_for)  # type: ignore[arg-type]
+        sim = np.zeros((len(gold), len(pred)))
+        for i, g in enumerate(gold):
+            for j, p in enumerate(pred):
+                sim[i, j] = self.item_similarity(g, p, ipath)
+        return sim
+
+    def _is_ignored(self, path: str) -> bool:
+        if not self._ignored:
+            return False
+        parts = path.split(".")
+        return any(".".join(parts[: k + 1]) in self._ignored for k in range(len(parts)))
+
+    def _scalar_list(self, gl: list[Any], pl: list[Any], path: str, acc: Acc) -> None:
+        ipath = path + "[]"
+        if ipath in self._ignored:
+            self.skipped.add(ipath)
+            return
+        gold = [x for x in gl if not is_absent(x)]
+        pred = [x for x in pl if not is_absent(x)]
+        if gold == pred and all(type(a) is type(b) for a, b in zip(gold, pred, strict=True)):
+            for g in gold:
+                acc.tp(ipath)
+            if gold:
+                self.types_seen.add((ipath, self.comparators.for_leaf(ipath, gold[0]).type))
+            return
+        comp = self._list_comparator(ipath, gold)
+        self.types_seen.add((ipath, comp.type))
+        cg = [comp.canon(x) for x in gold]
+        cp = [comp.canon(x) for x in pred]
+        # Exact canonical matches first (a multiset intersection) ...
+        index: dict[Any, list[int]] = {}
+        for j in range(len(pred) - 1, -1, -1):
+            key = ("raw", repr(pred[j])) if cp[j] is TYPE_ERROR else cp[j]
+            index.setdefault(key, []).append(j)
+        matched_g: set[int] = set()
+        matched_p: set[int] = set()
+        for i in range(len(gold)):
+            key = ("raw", repr(gold[i])) if cg[i] is TYPE_ERROR else cg[i]
+            bucket = index.get(key)
+            if bucket:
+                matched_p.add(bucket.pop())
+                matched_g.add(i)
+        # ... then, for tolerant types, the largest set of leftover pairs that match.
+        if comp.kind != "exact":
+            lg = [i for i in range(len(gold)) if i not in matched_g and cg[i] is not TYPE_ERROR]
+            lp = [j for j in range(len(pred)) if j not in matched_p and cp[j] is not TYPE_ERROR]
+            if lg and lp:
+                eq = np.array([[comp.equal(cg[i], cp[j]) for j in lp] for i in lg], dtype=float)
+                rows, cols = linear_sum_assignment(eq, maximize=True)
+                for r, c in zip(rows, cols, strict=True):
+                    if eq[r, c] > 0:
+                        matched_g.add(lg[r])
+                        matched_p.add(lp[c])
+        for _ in matched_g:
+            acc.tp(ipath)
+        for i, g in enumerate(gold):
+            if i not in matched_g:
+                acc.fn(ipath, MISSING, g)
+        for j, p in enumerate(pred):
+            if j not in matched_p:
+                acc.fp(ipath, TYPE_ERR if cp[j] is TYPE_ERROR else HALLUCINATED, p)
+
+    def _list_comparator(self, ipath: str, gold: list[Any]) -> Comparator:
+        """One comparator for a scalar list: the configured type, else the type most gold items
+        infer to (ties broken by name, so item order does not matter)."""
+        if not gold:
+            return self.comparators.for_leaf(ipath, "")
+        votes = Counter(self.comparators.for_leaf(ipath, g).type for g in gold)
+        best = min(votes, key=lambda t: (-votes[t], t))
+        rep = next(g for g in sorted(gold, key=repr) if self.comparators.for_leaf(ipath, g).type == best)
+        return self.comparators.for_leaf(ipath, rep)

@@ -1,0 +1,243 @@
+"""Typed comparison: each field type reads a raw JSON value once into a canonical form, and
+compares two canonical forms (gold first, prediction second).
+
+A comparator's ``kind`` tells the aligner how to compare many values at once:
+
+- ``exact``: canonical forms are hashable and equal exactly when the values match;
+- ``numeric``: canonical forms are floats compared with a tolerance relative to gold;
+- ``fuzzy``: canonical forms are strings compared by rapidfuzz similarity;
+- ``generic``: only :meth:`Comparator.equal` knows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import lru_cache
+from typing import Any, Final, Literal
+
+from rapidfuzz import fuzz
+
+from .config import Config, FieldRule
+from .numeric import parse_number
+from .units import convert, normalise_unit, parse_quantity
+
+
+class _TypeError:
+    """Sentinel: the raw value cannot be read as the field's type."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "TYPE_ERROR"
+
+
+TYPE_ERROR: Final = _TypeError()
+Kind = Literal["exact", "numeric", "fuzzy", "generic"]
+
+_TRUE = frozenset({"true", "yes", "y", "1", "t"})
+_FALSE = frozenset({"false", "no", "n", "0", "f"})
+_RATIO_SPLIT = re.compile(r"\s*[:/]\s*")
+_REL_EPS = 1e-9  # float rounding slack on tolerance boundaries
+
+
+def is_absent(value: Any) -> bool:
+    """Null, an empty or blank string and an empty list/object count as absent."""
+    return value is None or value == "" or value == [] or value == {} or (
+        isinstance(value, str) and not value.strip()
+    )
+
+
+def as_text(value: Any) -> str | None:
+    """A scalar as the string a person would read; None for objects and lists."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Comparator:
+    """Reads and compares the values of one field type (with its rule's options)."""
+
+    type: str
+    kind: Kind
+    rule: FieldRule
+    date_formats: tuple[str, ...] = ("%Y-%m-%d",)
+
+    # -- reading -------------------------------------------------------------------------
+    def canon(self, raw: Any) -> Any:
+        """The canonical comparable form of `raw`, or TYPE_ERROR."""
+        t = self.type
+        if t == "text":
+            s = as_text(raw)
+            if s is None:
+                return TYPE_ERROR
+            s = " ".join(s.split())
+            return s.casefold() if self.rule.casefold else s
+        if t == "number":
+            v = parse_number(raw)
+            return TYPE_ERROR if v is None else v
+        if t == "id":
+            s = as_text(raw)
+            return TYPE_ERROR if s is None else s.strip()
+        if t == "enum":
+            s = as_text(raw)
+            return TYPE_ERROR if s is None else " ".join(s.split()).casefold()
+        if t == "bool":
+            return _read_bool(raw)
+        if t == "date":
+            return _read_date(raw, self.date_formats) if isinstance(raw, str) else TYPE_ERROR
+        if t == "ratio":
+            return _read_ratio(raw) if isinstance(raw, str) else TYPE_ERROR
+        if t == "quantity":
+            return self._read_quantity(raw)
+        raise AssertionError(f"unknown type {t}")
+
+    def _read_quantity(self, raw: Any) -> Any:
+        if isinstance(raw, bool):
+            return TYPE_ERROR
+        if isinstance(raw, int | float):
+            q: tuple[float, str] | None = (float(raw), "")
+        elif isinstance(raw, str):
+            q = parse_quantity(raw)
+        else:
+            return TYPE_ERROR
+        if q is None:
+            return TYPE_ERROR
+        if not q[1] and self.rule.unit:
+            return (q[0], normalise_unit(self.rule.unit))
+        return q
+
+    # -- comparing -----------------------------------------------------------------------
+    def equal(self, g: Any, p: Any) -> bool:
+        """Whether prediction `p` matches gold `g` (both canonical, neither TYPE_ERROR)."""
+        t = self.type
+        if t == "number":
+            return self.close(g, p)
+        if t == "text" and self.rule.fuzzy is not None:
+            return g == p or fuzz.ratio(g, p) >= self.rule.fuzzy * 100.0 - _REL_EPS
+        if t == "quantity":
+            gv, gu = g
+            pv, pu = p
+            if not pu:  # a bare predicted number is read in the gold unit
+                pu = gu
+            conv = convert(pv, pu, gu)
+            return conv is not None and self.close(gv, conv)
+        if t == "ratio":
+            if len(g) != len(p):
+                return False
+            return all(self.close(a, b) for a, b in zip(g, p, strict=True))
+        return bool(g == p)
+
+    def close(self, g: float, p: float) -> bool:
+        """|p − g| ≤ max(tol, rel_tol·|g|), with float rounding slack."""
+        if g == p:
+            return True
+        bound = max(self.rule.tol or 0.0, (self.rule.rel_tol or 0.0) * abs(g))
+        return abs(p - g) <= bound + _REL_EPS * max(abs(g), 1.0)
+
+
+def _read_bool(raw: Any) -> Any:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int | float) and raw in (0, 1):
+        return bool(raw)
+    if isinstance(raw, str):
+        s = raw.strip().casefold()
+        if s in _TRUE:
+            return True
+        if s in _FALSE:
+            return False
+    return TYPE_ERROR
+
+
+@lru_cache(maxsize=65536)
+def _read_date(raw: str, formats: tuple[str, ...]) -> Any:
+    s = raw.strip()
+    for fmt in formats:
+        try:
+            return datetime.strptime(s, fmt).date()
+        except ValueError:
+            continue
+    try:  # ISO 8601 is always understood, with or without a time part
+        return date.fromisoformat(s[:10]) if len(s) >= 10 else TYPE_ERROR
+    except ValueError:
+        return TYPE_ERROR
+
+
+@lru_cache(maxsize=65536)
+def _read_ratio(raw: str) -> Any:
+    parts = _RATIO_SPLIT.split(raw.strip())
+    if len(parts) < 2:
+        return TYPE_ERROR
+    values = [parse_number(p) for p in parts]
+    if any(v is None or v < 0 for v in values):
+        return TYPE_ERROR
+    nums = sorted(v for v in values if v is not None)
+    smallest = next((v for v in nums if v > 0), None)
+    if smallest is None:
+        return TYPE_ERROR
+    return tuple(round(v / smallest, 12) for v in nums)
+
+
+def _kind(type_: str, rule: FieldRule) -> Kind:
+    if type_ == "number":
+        return "numeric" if (rule.tol or rule.rel_tol) else "exact"
+    if type_ == "text":
+        return "fuzzy" if rule.fuzzy is not None else "exact"
+    if type_ in ("quantity", "ratio"):
+        return "generic"
+    return "exact"
+
+
+_DEFAULT_RULE = FieldRule()
+_DATE_HINT = re.compile(r"^\s*\d{1,4}[-./ ]\d{1,2}[-./ ]\d{1,4}(?:[T ][\d:.+\-Z]*)?\s*$")
+
+
+class Comparators:
+    """Resolves the comparator of a leaf: the configured type, else one inferred from the gold
+    value (bool → bool, number → number, a string that reads as a date → date, else text)."""
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+        self._by_key: dict[tuple[str, str], Comparator] = {}
+        self._formats = config.date_formats
+
+    def rule(self, path: str) -> FieldRule:
+        return self._config.fields.get(path, _DEFAULT_RULE)
+
+    def configured_type(self, path: str) -> str | None:
+        rule = self._config.fields.get(path)
+        return rule.type if rule is not None else None
+
+    def infer_type(self, gold: Any) -> str:
+        if isinstance(gold, bool):
+            return "bool"
+        if isinstance(gold, int | float):
+            return "number"
+        if isinstance(gold, str) and _DATE_HINT.match(gold):
+            return "date" if _read_date(gold, self._formats) is not TYPE_ERROR else "text"
+        return "text"
+
+    def for_leaf(self, path: str, gold: Any) -> Comparator:
+        rule = self._config.fields.get(path)
+        type_ = rule.type if rule is not None and rule.type else self.infer_type(gold)
+        key = (path, type_)
+        comp = self._by_key.get(key)
+        if comp is None:
+            r = rule or _DEFAULT_RULE
+            comp = Comparator(type_, _kind(type_, r), r, self._formats)
+            self._by_key[key] = comp
+        return comp
+
+
+def isfinite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,136 @@
+"""Human views of a report: markdown (summary.md, CI job summaries) and a terminal table."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .report import FieldResult, Report
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A score for people: n/a for undefined."""
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    if value is None:
+        return "—"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fields_worst_first(report: Report) -> list[FieldResult]:
+    """Fields by F1 ascending (undefined last), then by number of errors, then by path."""
+    return sorted(
+        report.fields.values(),
+        key=lambda f: (
+            f.counts.f1 is None,
+            f.counts.f1 if f.counts.f1 is not None else 0.0,
+            -(f.counts.fp + f.counts.fn),
+            f.path,
+        ),
+    )
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(report: Report) -> str:
+    m = report.micro
+    lines = [
+        "# Extraction evaluation",
+        "",
+        f"- documents: {len(report.documents)}",
+        f"- micro precision / recall / F1: {fmt(m.precision)} / {fmt(m.recall)} / {fmt(m.f1)}"
+        f" (TP {m.tp}, FP {m.fp}, FN {m.fn})",
+        f"- macro F1: {fmt(report.macro_f1)}",
+        f"- parse failures: {len(report.parse_failures)} ({fmt(report.parse_failure_rate)})",
+        f"- signature: `{report.signature()}`",
+        "",
+        "## Fields (worst first)",
+        "",
+        "| field | type | TP | FP | FN | precision | recall | F1 | errors |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for f in fields_worst_first(report):
+        c = f.counts
+        errs = ", ".join(f"{k} {v}" for k, v in f.errors.items()) or "—"
+        lines.append(
+            f"| `{_md_cell(f.path)}` | {f.type} | {c.tp} | {c.fp} | {c.fn} | {fmt(c.precision)} "
+            f"| {fmt(c.recall)} | {fmt(c.f1)} | {errs} |"
+        )
+    examples = [(f, e) for f in fields_worst_first(report) for e in f.examples]
+    if examples:
+        lines += ["", "## Mismatch examples", "", "| field | document | error | expected | got |"]
+        lines.append("|---|---|---|---|---|")
+        for f, e in examples:
+            lines.append(
+                f"| `{_md_cell(f.path)}` | {_md_cell(e['id'])} | {e['category']} "
+                f"| {_md_cell(_short(e['expected']))} | {_md_cell(_short(e['got']))} |"
+            )
+    worst = report.worst_documents()
+    if worst:
+        lines += ["", "## Documents with the most errors", "", "| document | status | FP | FN | F1 |"]
+        lines.append("|---|---|---:|---:|---:|")
+        for d in worst:
+            lines.append(
+                f"| {_md_cell(d.id)} | {d.status} | {d.counts.fp} | {d.counts.fn} | {fmt(d.counts.f1)} |"
+            )
+    notes = _notes(report)
+    if notes:
+        lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _notes(report: Report) -> list[str]:
+    notes = []
+    for d in report.documents:
+        if d.status == "parse_failure":
+            notes.append(f"parse failure in `{d.id}`: {d.reason}")
+    missing = [d.id for d in report.documents if d.status == "missing"]
+    if missing:
+        notes.append(f"no prediction for {len(missing)} document(s): {', '.join(missing[:20])}")
+    if report.unknown_ids:
+        notes.append(
+            f"{len(report.unknown_ids)} prediction(s) for ids not in gold (not scored): "
+            + ", ".join(report.unknown_ids[:20])
+        )
+    for u in report.unattributed:
+        notes.append(f"prediction line without a usable id (not scored): {u}")
+    if report.skipped:
+        notes.append("skipped (ignore = true): " + ", ".join(f"`{s}`" for s in report.skipped))
+    for path, n in report.gold_type_errors.items():
+        notes.append(f"{n} gold value(s) of `{path}` do not read as its type; compared as text")
+    return notes
+
+
+def report_table(report: Report) -> str:
+    """A plain-text table for the terminal."""
+    m = report.micro
+    head = (
+        f"documents {len(report.documents)}  precision {fmt(m.precision)}  recall {fmt(m.recall)}"
+        f"  F1 {fmt(m.f1)}  macro F1 {fmt(report.macro_f1)}"
+        f"  parse failures {len(report.parse_failures)}"
+    )
+    rows = [("field", "type", "TP", "FP", "FN", "P", "R", "F1")]
+    for f in fields_worst_first(report):
+        c = f.counts
+        rows.append(
+            (f.path, f.type, str(c.tp), str(c.fp), str(c.fn), fmt(c.precision), fmt(c.recall), fmt(c.f1))
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = [head, ""]
+    for n, r in enumerate(rows):
+        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
+        cells += [r[i].rjust(widths[i]) for i in range(2, len(r))]
+        out.append("  ".join(cells).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    notes = _notes(report)
+    if notes:
+        out += ["", *notes]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,252 @@
+"""The report of one evaluation: counts per field and per document, derived scores, and its
+views (flat metrics for MLflow, a dict for JSON, markdown, a terminal table, pandas frames).
+
+Scores are always derived from summed counts (never averaged per document), and 0/0 is ``None``
+("n/a"), never 0 and never 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+from .config import Config
+from .fields import CATEGORIES, ErrorRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+EXAMPLES_PER_FIELD = 5
+_BAD_KEY_CHARS = re.compile(r"[^/\w.\- ]")
+
+
+def ratio(num: int, den: int) -> float | None:
+    """num/den, or None when den is 0."""
+    return num / den if den else None
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """True positives, false positives and false negatives, and the scores they give."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        return ratio(self.tp, self.tp + self.fp)
+
+    @property
+    def recall(self) -> float | None:
+        return ratio(self.tp, self.tp + self.fn)
+
+    @property
+    def f1(self) -> float | None:
+        return ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+        }
+
+    @staticmethod
+    def total(items: Iterable[Counts]) -> Counts:
+        tp = fp = fn = 0
+        for c in items:
+            tp += c.tp
+            fp += c.fp
+            fn += c.fn
+        return Counts(tp, fp, fn)
+
+
+@dataclass
+class FieldResult:
+    """One field (leaf path) over all documents."""
+
+    path: str
+    type: str
+    counts: Counts
+    errors: dict[str, int]
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            **self.counts.to_dict(),
+            "errors": dict(self.errors),
+            "examples": self.examples,
+        }
+
+
+@dataclass
+class DocumentResult:
+    """One gold document: its status, counts per field, and its mistakes."""
+
+    id: str
+    status: str  # "scored", "missing" (no prediction) or "parse_failure"
+    counts: Counts
+    fields: dict[str, list[int]]
+    errors: list[ErrorRecord]
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, **self.counts.to_dict(), "reason": self.reason}
+
+
+def metric_key(prefix: str, path: str) -> str:
+    """`prefix/path` as an MLflow metric key: the `[]` marker dropped, other characters MLflow
+    rejects replaced by `_`, over-long keys shortened with a hash suffix.
+
+    >>> metric_key("field_f1", "line_items[].qty")
+    'field_f1/line_items.qty'
+    """
+    clean = _BAD_KEY_CHARS.sub("_", path.replace("[]", "")) or "_"
+    clean = re.sub(r"/+", "_", clean)
+    key = f"{prefix}/{clean}"
+    if len(key) > 250:
+        key = key[:237] + "~" + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return key
+
+
+@dataclass
+class Report:
+    """Everything one evaluation found. Build it with :func:`extract_mlflow.evaluate`."""
+
+    documents: list[DocumentResult]
+    fields: dict[str, FieldResult]
+    config: Config
+    skipped: list[str] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
+    unattributed: list[str] = field(default_factory=list)
+    gold_type_errors: dict[str, int] = field(default_factory=dict)
+    gold_source: str = "<rows>"
+    pred_source: str = "<rows>"
+    gold_digest: str | None = None
+    pred_digest: str | None = None
+    scorer_version: str = __version__
+
+    # -- headline scores ---------------------------------------------------------------
+    @property
+    def micro(self) -> Counts:
+        """Counts pooled over every field and document."""
+        return Counts.total(f.counts for f in self.fields.values())
+
+    @property
+    def macro_f1(self) -> float | None:
+        """Mean of the field F1 scores that are defined."""
+        scores = [f.counts.f1 for f in self.fields.values() if f.counts.f1 is not None]
+        return sum(scores) / len(scores) if scores else None
+
+    @property
+    def parse_failures(self) -> list[str]:
+        return [d.id for d in self.documents if d.status == "parse_failure"]
+
+    @property
+    def parse_failure_rate(self) -> float | None:
+        return ratio(len(self.parse_failures), len(self.documents))
+
+    @property
+    def errors(self) -> dict[str, int]:
+        """Mistakes by category over all fields (every category listed, zeros included)."""
+        out = dict.fromkeys(CATEGORIES, 0)
+        for f in self.fields.values():
+            for cat, n in f.errors.items():
+                out[cat] += n
+        return out
+
+    def worst_documents(self, n: int = 10) -> list[DocumentResult]:
+        """The documents with the most errors (FP + FN), ties by id."""
+        ranked = sorted(self.documents, key=lambda d: (-(d.counts.fp + d.counts.fn), d.id))
+        return [d for d in ranked[:n] if d.counts.fp + d.counts.fn > 0]
+
+    def signature(self) -> str:
+        """What makes two evaluations comparable: scorer version, config and gold digests."""
+        gold = (self.gold_digest or "rows")[:16]
+        return f"extract_mlflow:{self.scorer_version}|config:{self.config.digest()}|gold:{gold}"
+
+    def metrics(self) -> dict[str, float]:
+        """The flat metric dict logged to MLflow (DESIGN.md keys); n/a scores are left out."""
+        micro = self.micro
+        out: dict[str, float | None] = {
+            "precision": micro.precision,
+            "recall": micro.recall,
+            "f1": micro.f1,
+            "macro_f1": self.macro_f1,
+            "parse_failure_rate": self.parse_failure_rate,
+            "documents": float(len(self.documents)),
+        }
+        for path, f in self.fields.items():
+            out[metric_key("field_f1", path)] = f.counts.f1
+            out[metric_key("field_precision", path)] = f.counts.precision
+            out[metric_key("field_recall", path)] = f.counts.recall
+        return {k: float(v) for k, v in out.items() if v is not None}
+
+    # -- views -------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as plain JSON-ready data (the `--format json` output)."""
+        return {
+            "documents": len(self.documents),
+            "micro": self.micro.to_dict(),
+            "macro_f1": self.macro_f1,
+            "fields": {p: f.to_dict() for p, f in self.fields.items()},
+            "errors": self.errors,
+            "parse_failures": self.parse_failures,
+            "parse_failure_rate": self.parse_failure_rate,
+            "unknown_ids": self.unknown_ids,
+            "unattributed_lines": self.unattributed,
+            "skipped": self.skipped,
+            "gold_type_errors": self.gold_type_errors,
+            "worst_documents": [d.to_dict() for d in self.worst_documents()],
+            "metrics": self.metrics(),
+            "signature": self.signature(),
+            "gold": {"source": self.gold_source, "sha256": self.gold_digest},
+            "predictions": {"source": self.pred_source, "sha256": self.pred_digest},
+            "config_digest": self.config.digest(),
+            "scorer_version": self.scorer_version,
+        }
+
+    def to_frame(self, kind: str = "fields") -> pd.DataFrame:
+        """A pandas DataFrame: one row per field (``"fields"``), per document
+        (``"documents"``), or per document and field (``"document_fields"``)."""
+        import pandas as pd
+
+        if kind == "fields":
+            rows = [
+                {"field": p, "type": f.type, **f.counts.to_dict(), **{c: f.errors.get(c, 0) for c in CATEGORIES}}
+                for p, f in self.fields.items()
+            ]
+            return pd.DataFrame(rows, columns=["field", "type", "tp", "fp", "fn", "precision", "recall", "f1", *CATEGORIES])
+        if kind == "documents":
+            rows = [d.to_dict() for d in self.documents]
+            return pd.DataFrame(rows, columns=["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"])
+        if kind == "document_fields":
+            long = [
+                {"id": d.id, "field": p, "tp": c[0], "fp": c[1], "fn": c[2]}
+                for d in self.documents
+                for p, c in d.fields.items()
+            ]
+            return pd.DataFrame(long, columns=["id", "field", "tp", "fp", "fn"])
+        raise ValueError(f"unknown frame kind {kind!r}: use fields, documents or document_fields")
+
+    def to_markdown(self) -> str:
+        from .render import report_markdown
+
+        return report_markdown(self)
+
+    def to_table(self) -> str:
+        from .render import report_table
+
+        return report_table(self)

@@ -1,0 +1,101 @@
+"""Quantities with units: parsing "50 µM" / "1.8 min⁻¹" and converting between units.
+
+pint does the unit algebra. Its registry costs ~0.4 s to build, so it is built on first use only,
+and every (from, to) unit pair is turned once into a linear map ``y = a·x + b`` (``b`` is non-zero
+only for offset units such as °C) that is cached: converting a value is then two float operations.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+from typing import Any
+
+from .numeric import NUMBER_PATTERN, parse_number
+
+_SUPERSCRIPTS = str.maketrans({"⁻": "-", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁰": "0"})
+_QUANTITY_RE = re.compile(rf"^\s*(?P<num>{NUMBER_PATTERN})\s*(?P<unit>.*?)\s*$")
+# Unit spellings that pint does not read as we mean them (or at all).
+_ALIASES = {
+    "hr": "hour",
+    "hrs": "hour",
+    "h": "hour",
+    "sec": "second",
+    "secs": "second",
+    "mins": "minute",
+    "%": "percent",
+    "°c": "degC",
+    "℃": "degC",
+    "°f": "degF",
+    "℉": "degF",
+    "k": "kelvin",
+}
+
+
+@cache
+def _registry() -> Any:
+    import pint  # lazy: building the registry is the expensive part
+
+    return pint.UnitRegistry()
+
+
+@lru_cache(maxsize=4096)
+def normalise_unit(text: str) -> str:
+    """Rewrite a unit as written in documents into pint syntax ('' for none).
+
+    >>> normalise_unit("µM"), normalise_unit("h⁻¹"), normalise_unit("°C")
+    ('uM', 'hour^-1', 'degC')
+    """
+    s = text.strip().replace("µ", "u").replace("μ", "u").translate(_SUPERSCRIPTS)
+    s = s.replace("° C", "°C").replace("·", "*")
+    if not s:
+        return ""
+    if s.lower() in _ALIASES:
+        return _ALIASES[s.lower()]
+    # "h-1", "min^-1" -> exponent; "/h" -> "1/h"
+    s = re.sub(r"(?<=[A-Za-z])(-\d+)$", r"^\1", s)
+    if s.startswith("/"):
+        s = "1" + s
+    if s.lower().startswith("per "):
+        s = "1/" + s[4:]
+    return re.sub(
+        r"[A-Za-z°%℃℉]+",
+        lambda m: _ALIASES.get(m.group(0).lower(), m.group(0)) if m.group(0) != "K" else "kelvin",
+        s,
+    )
+
+
+@lru_cache(maxsize=4096)
+def unit_map(from_unit: str, to_unit: str) -> tuple[float, float] | None:
+    """The linear map (a, b) taking a value in `from_unit` to `to_unit`; None if incompatible
+    or unknown. Both units are in pint syntax (see :func:`normalise_unit`)."""
+    if from_unit == to_unit:
+        return (1.0, 0.0)
+    ureg = _registry()
+    try:
+        y0 = ureg.Quantity(0.0, from_unit or "dimensionless").to(to_unit or "dimensionless")
+        y1 = ureg.Quantity(1.0, from_unit or "dimensionless").to(to_unit or "dimensionless")
+    except Exception:  # pint raises many types: undefined, dimensionality, syntax
+        return None
+    b = float(y0.magnitude)
+    return (float(y1.magnitude) - b, b)
+
+
+@lru_cache(maxsize=65536)
+def parse_quantity(text: str) -> tuple[float, str] | None:
+    """'1.8 min⁻¹' -> (1.8, 'minute^-1'); a bare number -> (x, ''); None if not a quantity."""
+    m = _QUANTITY_RE.match(text)
+    if m is None:
+        return None
+    value = parse_number(m.group("num"))
+    if value is None:
+        return None
+    return value, normalise_unit(m.group("unit"))
+
+
+def convert(value: float, from_unit: str, to_unit: str) -> float | None:
+    """`value` in `from_unit` expressed in `to_unit`; None when the units do not convert."""
+    lin = unit_map(from_unit, to_unit)
+    if lin is None:
+        return None
+    return lin[0] * value + lin[1]
