@@ -16,7 +16,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
 from scipy.optimize import linear_sum_assignment
 
-from .normalize import TYPE_ERROR, Comparator, is_absent
+from .normalize import TEXT, TYPE_ERROR, Comparator, is_absent
 
 Pairs = list[tuple[int, int]]
 
@@ -84,28 +84,30 @@ def assign(sim: NDArray[np.float64], threshold: float) -> Pairs:
 
 
 def flatten_item(item: Any) -> dict[str, Any] | None:
-    """An object's scalar leaves by relative path; None when it holds lists (not flat)."""
-    out: dict[str, Any] = {}
-
-    def walk(value: dict[str, Any], prefix: str) -> bool:
-        for k, v in value.items():
-            key = prefix + k
-            if isinstance(v, dict):
-                if v and not walk(v, key + "."):
-                    return False
-            elif isinstance(v, list):
-                if v:
-                    return False
-            elif not is_absent(v):
-                out[key] = v
-        return True
-
-    if not isinstance(item, dict):
+    """An object's present scalar leaves by relative path (`a.b` for nested objects); None when
+    it is not an object or holds a non-empty list (such items are compared pair by pair)."""
+    if type(item) is not dict:
         return None
-    return out if walk(item, "") else None
+    out: dict[str, Any] = {}
+    for k, v in item.items():
+        t = type(v)
+        if t is dict:
+            if v:
+                sub = flatten_item(v)
+                if sub is None:
+                    return None
+                for sk, sv in sub.items():
+                    out[f"{k}.{sk}"] = sv
+        elif t is list:
+            if v:
+                return None
+        elif not is_absent(v):
+            out[k] = v
+    return out
 
 
 ComparatorFor = Callable[[str, Any], Comparator | None]
+_SMALL = 36  # up to this many pairs plain Python beats numpy's per-call overhead
 
 
 def bulk_similarity(
@@ -113,40 +115,136 @@ def bulk_similarity(
 ) -> NDArray[np.float64]:
     """Similarity matrix of flat items: share of the pair's leaves that compare equal.
 
-    `comparator_for(relpath, gold_value)` gives the comparator of a leaf, or None for a leaf
-    that is not scored (ignored). Leaves absent on both sides do not count.
+    `comparator_for(relpath, gold_value)` gives the comparator of a leaf (for a value of None:
+    any comparator, or None when the leaf is not scored). Leaves absent on both sides do not
+    count. Exact comparisons are a hash join on canonical forms (no n×m loop); tolerant ones
+    compare all pairs of that one leaf in bulk (numpy / rapidfuzz).
     """
     n, m = len(gold), len(pred)
-    tp = np.zeros((n, m))
-    slots = np.zeros((n, m))
-    keys: set[str] = set()
-    for item in gold:
-        keys.update(item)
-    for item in pred:
-        keys.update(item)
-    for key in sorted(keys):
-        gv = [item.get(key) for item in gold]
-        pv = [item.get(key) for item in pred]
-        comps = {id(c): c for c in (comparator_for(key, v) for v in gv if v is not None)}
-        if not comps:  # gold never has it: all FP slots, unless ignored
-            if comparator_for(key, None) is None:
+    if n * m <= _SMALL:
+        return np.array(small_similarity(gold, pred, comparator_for)).reshape(n, m)
+    keys = sorted({k for item in gold for k in item} | {k for item in pred for k in item})
+    active = [k for k in keys if comparator_for(k, None) is not None]
+    bit = {k: 1 << i for i, k in enumerate(active)}
+    gmask = [sum(bit[k] for k in item if k in bit) for item in gold]
+    pmask = [sum(bit[k] for k in item if k in bit) for item in pred]
+    matched = np.zeros((n, m))
+    for key in active:
+        gv = [(i, item[key]) for i, item in enumerate(gold) if key in item]
+        pv = [(j, item[key]) for j, item in enumerate(pred) if key in item]
+        if gv and pv:
+            _match_leaf(key, gv, pv, comparator_for, matched)
+    if len(active) <= 62:
+        union = np.bitwise_or.outer(np.array(gmask, dtype=np.int64), np.array(pmask, dtype=np.int64))
+        slots = np.bitwise_count(union).astype(np.float64)
+    else:
+        slots = np.zeros((n, m))
+        for k, b in bit.items():
+            gp = np.array([(x & b) != 0 for x in gmask])
+            pp = np.array([(x & b) != 0 for x in pmask])
+            slots += gp[:, None] | pp[None, :]
+    return np.divide(matched, slots, out=np.zeros((n, m)), where=slots > 0)
+
+
+def small_similarity(
+    gold: list[dict[str, Any]], pred: list[dict[str, Any]], comparator_for: ComparatorFor
+) -> list[list[float]]:
+    """:func:`bulk_similarity` for a few items, in plain Python: each value is read once, then
+    every pair is compared (for a handful of items this beats building arrays)."""
+    n, m = len(gold), len(pred)
+    matched = [[0] * m for _ in range(n)]
+    slots = [[0] * m for _ in range(n)]
+    keys = {k for item in gold for k in item}
+    keys.update(k for item in pred for k in item)
+    for key in keys:
+        if comparator_for(key, None) is None:
+            continue
+        g_read = []
+        for item in gold:
+            v = item.get(key)
+            if v is None:
+                g_read.append(None)
                 continue
-            slots += np.array([v is not None for v in pv], dtype=bool)[None, :]
-            continue
-        if any(c is None for c in comps.values()):
-            continue
-        gp = np.array([v is not None for v in gv], dtype=bool)
-        pp = np.array([v is not None for v in pv], dtype=bool)
-        slots += gp[:, None] | pp[None, :]
-        if len(comps) == 1:
-            (comp,) = comps.values()
+            comp = comparator_for(key, v)
             assert comp is not None
-            tp += _equal_matrix(comp, gv, pv)
-        else:  # gold values of several inferred types: compare each pair on its own
-            tp += _generic_matrix(lambda g: comparator_for(key, g), gv, pv)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sim = np.where(slots > 0, tp / np.where(slots > 0, slots, 1), 0.0)
-    return sim
+            c = comp.canon(v)
+            if c is TYPE_ERROR:  # gold unreadable as its type: compared as text, like a leaf
+                comp, c = TEXT, TEXT.canon(v)
+            g_read.append((comp, c, v))
+        p_vals = [item.get(key) for item in pred]
+        p_canon: dict[int, list[Any]] = {}  # comparator id -> canonical predicted values
+        for i, gr in enumerate(g_read):
+            row_m = matched[i]
+            row_s = slots[i]
+            if gr is None:
+                for j, pv in enumerate(p_vals):
+                    if pv is not None:
+                        row_s[j] += 1
+                continue
+            comp, c, v = gr
+            cps = p_canon.get(id(comp))
+            if cps is None:
+                cps = p_canon[id(comp)] = [
+                    TYPE_ERROR if pv is None else comp.canon(pv) for pv in p_vals
+                ]
+            exact = comp.kind == "exact"
+            for j, pv in enumerate(p_vals):
+                row_s[j] += 1
+                if pv is None:
+                    continue
+                cp = cps[j]
+                if (type(v) is type(pv) and v == pv) or (
+                    cp is not TYPE_ERROR and (c == cp if exact else comp.equal(c, cp))
+                ):
+                    row_m[j] += 1
+    return [
+        [matched[i][j] / slots[i][j] if slots[i][j] else 0.0 for j in range(m)] for i in range(n)
+    ]
+
+
+def _match_leaf(
+    key: str,
+    gv: list[tuple[int, Any]],
+    pv: list[tuple[int, Any]],
+    comparator_for: ComparatorFor,
+    matched: NDArray[np.float64],
+) -> None:
+    """Add 1 to matched[i, j] for every gold item i and predicted item j whose `key` leaves
+    compare equal (the same rule as scoring a single leaf)."""
+    groups: dict[int, tuple[Comparator, list[tuple[int, Any, Any]]]] = {}
+    for i, v in gv:
+        comp = comparator_for(key, v)
+        assert comp is not None
+        c = comp.canon(v)
+        if c is TYPE_ERROR:  # gold unreadable as its type: compared as text, like a leaf
+            comp, c = TEXT, TEXT.canon(v)
+        group = groups.get(id(comp))
+        if group is None:
+            group = groups[id(comp)] = (comp, [])
+        group[1].append((i, c, v))
+    for comp, members in groups.values():
+        if comp.kind == "exact":
+            buckets: dict[Any, list[int]] = {}
+            for i, c, _ in members:
+                buckets.setdefault(c, []).append(i)
+            for j, p in pv:
+                cp = comp.canon(p)
+                if cp is not TYPE_ERROR:
+                    for i in buckets.get(cp, ()):
+                        matched[i, j] += 1
+        elif len(members) * len(pv) > _SMALL:
+            rows = [i for i, _, _ in members]
+            cols = [j for j, _ in pv]
+            eq = _equal_matrix(comp, [v for _, _, v in members], [p for _, p in pv])
+            matched[np.ix_(rows, cols)] += eq
+        else:
+            cps = [(j, p, comp.canon(p)) for j, p in pv]
+            for i, c, v in members:
+                for j, p, cp in cps:
+                    if (type(v) is type(p) and v == p) or (
+                        cp is not TYPE_ERROR and comp.equal(c, cp)
+                    ):
+                        matched[i, j] += 1
 
 
 def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.float64]:
@@ -165,9 +263,12 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
         g = np.array([np.nan if c is TYPE_ERROR else c for c in cg], dtype=float)
         p = np.array([np.nan if c is TYPE_ERROR else c for c in cp], dtype=float)
         bound = np.maximum(comp.rule.tol or 0.0, (comp.rule.rel_tol or 0.0) * np.abs(g))
-        bound = bound + 1e-9 * np.maximum(np.abs(g), 1.0)
+        # the same relative rounding slack as Comparator.close
+        slack = 1e-9 * np.maximum(np.abs(g)[:, None], np.abs(p)[None, :])
         with np.errstate(invalid="ignore"):
-            eq = np.abs(p[None, :] - g[:, None]) <= bound[:, None]
+            eq = (p[None, :] == g[:, None]) | (
+                np.abs(p[None, :] - g[:, None]) <= bound[:, None] + slack
+            )
     elif comp.kind == "fuzzy":
         gs = ["" if c is TYPE_ERROR else c for c in cg]
         ps = ["" if c is TYPE_ERROR else c for c in cp]
@@ -189,24 +290,3 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
     if raw_eq is not None:
         eq = eq | raw_eq
     return eq.astype(np.float64)
-
-
-def _generic_matrix(
-    comp_of: Callable[[Any], Comparator | None], gv: list[Any], pv: list[Any]
-) -> NDArray[np.float64]:
-    out = np.zeros((len(gv), len(pv)))
-    for i, g in enumerate(gv):
-        comp = comp_of(g) if g is not None else None
-        if comp is None:
-            continue
-        cg = comp.canon(g)
-        for j, p in enumerate(pv):
-            if p is None:
-                continue
-            if type(g) is type(p) and g == p:
-                out[i, j] = 1.0
-                continue
-            cp = comp.canon(p)
-            if cg is not TYPE_ERROR and cp is not TYPE_ERROR and comp.equal(cg, cp):
-                out[i, j] = 1.0
-    return out

@@ -25,7 +25,8 @@ EXIT_BAD_INPUT = 2
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
+    one_line = message.replace("\r", "\\r").replace("\n", "\\n")  # ids may hold newlines
+    click.echo(f"error: {one_line}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -36,6 +37,8 @@ def handle_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # usage errors: click reports them itself (exit 2)
         except ExtractMlflowError as exc:
             _fail(str(exc))
         except KeyboardInterrupt:
@@ -49,7 +52,10 @@ def handle_errors(func: F) -> F:
         except Exception as exc:  # a bug: still one line, the traceback only on request
             if os.environ.get("EXTRACT_MLFLOW_DEBUG"):
                 raise
-            _fail(f"internal error: {type(exc).__name__}: {exc} (set EXTRACT_MLFLOW_DEBUG=1 for the traceback)")
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} "
+                "(set EXTRACT_MLFLOW_DEBUG=1 for the traceback)"
+            )
 
     return wrapper  # type: ignore[return-value]
 
@@ -83,7 +89,10 @@ def emit(text: str, out: Path | None) -> None:
         raise ExtractMlflowError(f"{out}: cannot write report: {exc.strerror}") from None
 
 
-def _parse_field_min(values: tuple[str, ...]) -> list[tuple[str, float]]:
+def _parse_field_min(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[tuple[str, float]]:
+    """`--field-min PATH=X` values as (path, X) pairs; a usage error when malformed."""
     out = []
     for v in values:
         path, sep, bar = v.rpartition("=")
@@ -92,7 +101,9 @@ def _parse_field_min(values: tuple[str, ...]) -> list[tuple[str, float]]:
         except ValueError:
             threshold = -1.0
         if not sep or not path or not 0.0 <= threshold <= 1.0:
-            raise click.BadParameter(f"{v!r}: expected PATH=X with X between 0 and 1", param_hint="--field-min")
+            raise click.BadParameter(
+                f"{v!r}: expected PATH=X with X between 0 and 1", param_hint="--field-min"
+            )
         out.append((path, threshold))
     return out
 
@@ -109,13 +120,24 @@ def main() -> None:
 @main.command()
 @click.argument("gold", type=click.Path(path_type=Path))
 @click.argument("pred", type=click.Path(path_type=Path))
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Scoring config (TOML or JSON).")
-@click.option("--id-key", help="Key that joins gold and prediction lines (default: the config's id_key, else 'id').")
-@click.option("--min-f1", type=click.FloatRange(0, 1), help="Gate: exit 1 when micro F1 is below this.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="Scoring config (TOML or JSON).",
+)
+@click.option(
+    "--id-key",
+    help="Key that joins gold and prediction lines (default: the config's id_key, else 'id').",
+)
+@click.option(
+    "--min-f1", type=click.FloatRange(0, 1), help="Gate: exit 1 when micro F1 is below this."
+)
 @click.option(
     "--field-min",
     multiple=True,
     metavar="PATH=X",
+    callback=_parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
 @output_options
@@ -126,7 +148,7 @@ def score(
     config_path: Path | None,
     id_key: str | None,
     min_f1: float | None,
-    field_min: tuple[str, ...],
+    field_min: list[tuple[str, float]],
     fmt: str,
     out: Path | None,
 ) -> None:
@@ -134,9 +156,8 @@ def score(
     from .gates_simple import check_score_gates
     from .scoring import evaluate
 
-    field_bars = _parse_field_min(field_min)
     report = evaluate(gold, pred, config_path, id_key=id_key)
-    failures = check_score_gates(report, min_f1, field_bars)
+    failures = check_score_gates(report, min_f1, field_min)
     if fmt == "json":
         data = report.to_dict()
         data["gates"] = {"passed": not failures, "failures": failures}

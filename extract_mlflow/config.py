@@ -38,20 +38,27 @@ class _Strict(BaseModel):
 class FieldRule(_Strict):
     """How one field (leaf path) is compared."""
 
+    # strict: `fuzzy = true` or `casefold = "yes"` is a wrong type, not 1.0 or True
     type: FieldType | None = None
-    tol: float | None = Field(default=None, ge=0, description="absolute tolerance")
-    rel_tol: float | None = Field(default=None, ge=0, description="tolerance relative to gold")
-    unit: str | None = Field(default=None, description="unit assumed for a bare number")
-    fuzzy: float | None = Field(default=None, ge=0, le=1, description="min text similarity")
-    casefold: bool = False
-    ignore: bool = False
+    tol: float | None = Field(default=None, ge=0, strict=True, description="absolute tolerance")
+    rel_tol: float | None = Field(
+        default=None, ge=0, strict=True, description="tolerance relative to gold"
+    )
+    unit: str | None = Field(
+        default=None, strict=True, description="unit assumed for a bare number"
+    )
+    fuzzy: float | None = Field(
+        default=None, ge=0, le=1, strict=True, description="min text similarity"
+    )
+    casefold: bool = Field(default=False, strict=True)
+    ignore: bool = Field(default=False, strict=True)
 
 
 class Config(_Strict):
     """The whole scoring config."""
 
-    id_key: str = "id"
-    match_threshold: float = Field(default=0.0, ge=0, le=1)
+    id_key: str = Field(default="id", strict=True)
+    match_threshold: float = Field(default=0.0, ge=0, le=1, strict=True)
     date_formats: tuple[str, ...] = ("%Y-%m-%d",)
     fields: dict[str, FieldRule] = Field(default_factory=dict)
 
@@ -113,10 +120,7 @@ def load_config(path: str | Path | None) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: config is not valid UTF-8") from None
     try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
+        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{p}: cannot parse config: {exc}") from None
     return config_from_mapping(data, str(p))

@@ -15,8 +15,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .align import assign, bulk_similarity, flatten_item, pair_identical
-from .config import Config, FieldRule
-from .normalize import TYPE_ERROR, Comparator, Comparators, is_absent
+from .config import Config
+from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators, is_absent
 
 # Error categories (stable names, used in reports and artifacts).
 WRONG_VALUE = "wrong_value"
@@ -26,7 +26,6 @@ HALLUCINATED = "hallucinated"
 PARSE_FAILURE = "parse_failure"
 CATEGORIES = (WRONG_VALUE, TYPE_ERR, MISSING, HALLUCINATED, PARSE_FAILURE)
 
-_TEXT = Comparator("text", "exact", FieldRule())
 
 
 @dataclass(slots=True)
@@ -69,34 +68,24 @@ class DocCounts:
         c[2] += 1
         self.errors.append(ErrorRecord(path, category, expected, got))
 
+    def similarity(self) -> float:
+        """Share of the scored leaf slots that matched (a wrong value is one slot)."""
+        matched = sum(c[0] for c in self.counts.values())
+        slots = matched + len(self.errors)
+        return matched / slots if slots else 0.0
 
-class _Similarity:
-    """Accumulator that only counts matches and leaf slots (for item similarity)."""
-
-    __slots__ = ("matched", "slots")
-
-    def __init__(self) -> None:
-        self.matched = 0
-        self.slots = 0
-
-    def tp(self, path: str) -> None:
-        self.matched += 1
-        self.slots += 1
-
-    def fp(self, path: str, category: str, got: Any) -> None:
-        self.slots += 1
-
-    def fn(self, path: str, category: str, expected: Any) -> None:
-        self.slots += 1
-
-    def wrong(self, path: str, category: str, expected: Any, got: Any) -> None:
-        self.slots += 1
-
-    def value(self) -> float:
-        return self.matched / self.slots if self.slots else 0.0
+    def merge(self, other: DocCounts) -> None:
+        for path, (tp, fp, fn) in other.counts.items():
+            c = self._c(path)
+            c[0] += tp
+            c[1] += fp
+            c[2] += fn
+        self.errors.extend(other.errors)
 
 
-Acc = DocCounts | _Similarity
+Acc = DocCounts
+
+_SCALARS = (str, int, float, bool)
 
 
 class FieldScorer:
@@ -107,7 +96,7 @@ class FieldScorer:
         self.comparators = Comparators(self.config)
         self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
         self._threshold = self.config.match_threshold
-        self._child: dict[tuple[str, str], str] = {}
+        self._children: dict[str, dict[str, str]] = {}
         self.skipped: set[str] = set()
         self.types_seen: set[tuple[str, str]] = set()
         self.gold_type_errors: Counter[str] = Counter()
@@ -116,16 +105,10 @@ class FieldScorer:
     def score(self, gold: dict[str, Any], pred: dict[str, Any] | None) -> DocCounts:
         """Score one document; `pred` None means there is no prediction for it."""
         acc = DocCounts()
-        id_key = self.config.id_key
         if pred is None:
             self.expand_gold(gold, MISSING, acc)
             return acc
-        for key, g in gold.items():
-            if key != id_key:
-                self._node(g, pred.get(key), key, acc)
-        for key, p in pred.items():
-            if key != id_key and key not in gold:
-                self._node(None, p, key, acc)
+        self._dict(gold, pred, "", acc, self.config.id_key)
         return acc
 
     def expand_gold(self, gold: dict[str, Any], category: str, acc: DocCounts) -> None:
@@ -136,61 +119,100 @@ class FieldScorer:
                 self._expand(g, key, acc, category, gold_side=True)
 
     # -- walking ------------------------------------------------------------------------
+    def _child_paths(self, parent: str) -> dict[str, str]:
+        d = self._children.get(parent)
+        if d is None:
+            d = self._children[parent] = {}
+        return d
+
     def _path(self, parent: str, key: str) -> str:
-        k = (parent, key)
-        p = self._child.get(k)
+        d = self._child_paths(parent)
+        p = d.get(key)
         if p is None:
-            p = self._child[k] = f"{parent}.{key}" if parent else key
+            p = d[key] = f"{parent}.{key}" if parent else key
         return p
 
     def _node(self, g: Any, p: Any, path: str, acc: Acc) -> None:
-        if path in self._ignored:
+        # The hot path of scoring: dispatch on the gold value's JSON type with exact type
+        # checks, and count a leaf equal to the letter as a match before reading any type.
+        if self._ignored and path in self._ignored:
             self.skipped.add(path)
             return
-        if is_absent(g):
-            if not is_absent(p):
-                self._expand(p, path, acc, HALLUCINATED, gold_side=False)
-            return
-        if isinstance(g, dict):
-            if is_absent(p) or isinstance(p, dict):
-                pd: dict[str, Any] = p if isinstance(p, dict) else {}
-                for key, gv in g.items():
-                    self._node(gv, pd.get(key), self._path(path, key), acc)
-                for key, pv in pd.items():
-                    if key not in g:
-                        self._node(None, pv, self._path(path, key), acc)
+        tg = type(g)
+        if tg is dict and g:
+            if type(p) is dict or is_absent(p):
+                self._dict(g, p if type(p) is dict else {}, path, acc, None)
             else:
                 self._expand(g, path, acc, TYPE_ERR, gold_side=True)
                 self._expand(p, path, acc, TYPE_ERR, gold_side=False)
             return
-        if isinstance(g, list):
+        if tg is list and g:
             if is_absent(p):
                 p = []
-            elif not isinstance(p, list):
+            elif type(p) is not list:
                 p = [p]  # a lone value where a list was expected is read as a list of one
-            if any(isinstance(x, dict) for x in g):
+            if any(type(x) is dict for x in g):
                 self._object_list(g, p, path, acc)
             else:
                 self._scalar_list(g, p, path, acc)
             return
-        if is_absent(p):
+        if g is None or tg is dict or tg is list or (tg is str and (not g or g.isspace())):
+            if not is_absent(p):
+                self._expand(p, path, acc, HALLUCINATED, gold_side=False)
+            return
+        tp_ = type(p)
+        if tp_ is tg and g == p:
+            acc.tp(path)
+        elif is_absent(p):
             acc.fn(path, MISSING, g)
-        elif isinstance(p, dict | list):
+        elif tp_ is dict or tp_ is list:
             acc.fn(path, TYPE_ERR, g)
             self._expand(p, path, acc, TYPE_ERR, gold_side=False)
         else:
             self._leaf(g, p, path, acc)
 
+    def _dict(
+        self, g: dict[str, Any], p: dict[str, Any], parent: str, acc: Acc, skip: str | None
+    ) -> None:
+        """Walk the keys of a gold object and its predicted counterpart.
+
+        Scalars equal to the letter are counted right here: they are most leaves of most
+        documents, and a call per leaf would cost more than the comparison."""
+        child = self._child_paths(parent)
+        counts = acc.counts
+        ignored = self._ignored
+        for key, gv in g.items():
+            if key == skip:
+                continue
+            path = child.get(key) or self._path(parent, key)
+            pv = p.get(key)
+            tg = type(gv)
+            if (
+                tg is type(pv)
+                and tg in _SCALARS
+                and gv == pv
+                and (tg is not str or (gv and not gv.isspace()))
+                and not (ignored and path in ignored)
+            ):
+                c = counts.get(path)
+                if c is None:
+                    counts[path] = [1, 0, 0]
+                else:
+                    c[0] += 1
+            else:
+                self._node(gv, pv, path, acc)
+        for key, pv in p.items():
+            if key not in g and key != skip:
+                self._node(None, pv, child.get(key) or self._path(parent, key), acc)
+
     def _leaf(self, g: Any, p: Any, path: str, acc: Acc) -> None:
+        """Compare two present scalars that differ as written: read both as the field type."""
         comp = self.comparators.for_leaf(path, g)
         self.types_seen.add((path, comp.type))
-        if type(g) is type(p) and g == p:
-            acc.tp(path)
-            return
         cg = comp.canon(g)
         if cg is TYPE_ERROR:  # the gold value itself does not read as the field type
             self.gold_type_errors[path] += 1
-            comp, cg = _TEXT, _TEXT.canon(g)
+            comp, cg = TEXT, TEXT.canon(g)
         cp = comp.canon(p)
         if cp is TYPE_ERROR:
             acc.wrong(path, TYPE_ERR, g, p)
@@ -228,49 +250,61 @@ class FieldScorer:
         gold = [x for x in gl if not is_absent(x)]
         pred = [x for x in pl if not is_absent(x)]
         pairs, left_g, left_p = pair_identical(gold, pred)
-        if left_g and left_p:
+        for i, j in pairs:
+            self._item(gold[i], pred[j], ipath, acc)
+        if len(left_g) == 1 and len(left_p) == 1:
+            # One leftover each: score the pair once, keep it if it is similar enough.
+            g, p = gold[left_g[0]], pred[left_p[0]]
+            scratch = DocCounts()
+            self._item(g, p, ipath, scratch)
+            sim = scratch.similarity()
+            if sim > 0 and sim >= self._threshold:
+                acc.merge(scratch)
+                return
+        elif left_g and left_p:
             g_items = [gold[i] for i in left_g]
             p_items = [pred[j] for j in left_p]
             sim = self._similarity(g_items, p_items, ipath)
-            for a, b in assign(sim, self._threshold):
-                pairs.append((left_g[a], left_p[b]))
-        paired_g = {i for i, _ in pairs}
-        paired_p = {j for _, j in pairs}
-        for i, j in sorted(pairs):
-            self._item(gold[i], pred[j], ipath, acc)
-        for i, g in enumerate(gold):
-            if i not in paired_g:
-                self._expand(g, ipath, acc, MISSING, gold_side=True)
-        for j, p in enumerate(pred):
-            if j not in paired_p:
-                self._expand(p, ipath, acc, HALLUCINATED, gold_side=False)
+            chosen = assign(sim, self._threshold)
+            for a, b in chosen:
+                self._item(g_items[a], p_items[b], ipath, acc)
+            done_g = {a for a, _ in chosen}
+            done_p = {b for _, b in chosen}
+            left_g = [i for k, i in enumerate(left_g) if k not in done_g]
+            left_p = [j for k, j in enumerate(left_p) if k not in done_p]
+        for i in left_g:
+            self._expand(gold[i], ipath, acc, MISSING, gold_side=True)
+        for j in left_p:
+            self._expand(pred[j], ipath, acc, HALLUCINATED, gold_side=False)
 
     def _item(self, g: Any, p: Any, ipath: str, acc: Acc) -> None:
-        if isinstance(g, dict) and isinstance(p, dict):
-            for key, gv in g.items():
-                self._node(gv, p.get(key), self._path(ipath, key), acc)
-            for key, pv in p.items():
-                if key not in g:
-                    self._node(None, pv, self._path(ipath, key), acc)
+        if type(g) is dict and type(p) is dict:
+            self._dict(g, p, ipath, acc, None)
         else:
             self._node(g, p, ipath, acc)
 
     def item_similarity(self, g: Any, p: Any, ipath: str) -> float:
         """Share of the pair's leaves that compare equal (the reference, one pair at a time)."""
-        s = _Similarity()
-        self._item(g, p, ipath, s)
-        return s.value()
+        scratch = DocCounts()
+        self._item(g, p, ipath, scratch)
+        return scratch.similarity()
 
     def _similarity(self, gold: list[Any], pred: list[Any], ipath: str) -> np.ndarray:
         flat_g = [flatten_item(x) for x in gold]
         flat_p = [flatten_item(x) for x in pred]
         if all(f is not None for f in flat_g) and all(f is not None for f in flat_p):
 
+            paths: dict[str, str | None] = {}  # relative path -> full path, None if ignored
+            for_leaf = self.comparators.for_leaf
+
             def comparator_for(rel: str, value: Any) -> Comparator | None:
-                path = self._path(ipath, rel)
-                if self._is_ignored(path):
+                path = paths.get(rel, "")
+                if path == "":
+                    full = self._path(ipath, rel)
+                    path = paths[rel] = None if self._is_ignored(full) else full
+                if path is None:
                     return None
-                return self.comparators.for_leaf(path, value) if value is not None else _TEXT
+                return for_leaf(path, value) if value is not None else TEXT
 
             return bulk_similarity(flat_g, flat_p, comparator_for)  # type: ignore[arg-type]
         sim = np.zeros((len(gold), len(pred)))
@@ -291,7 +325,12 @@ class FieldScorer:
             self.skipped.add(ipath)
             return
         gold = [x for x in gl if not is_absent(x)]
-        pred = [x for x in pl if not is_absent(x)]
+        pred = []
+        for x in pl:
+            if type(x) is dict or type(x) is list:  # an object where a scalar belongs
+                self._expand(x, ipath, acc, TYPE_ERR, gold_side=False)
+            elif not is_absent(x):
+                pred.append(x)
         if gold == pred and all(type(a) is type(b) for a, b in zip(gold, pred, strict=True)):
             for g in gold:
                 acc.tp(ipath)

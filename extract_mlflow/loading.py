@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ MAX_DEPTH = 64
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
+_RECOVER_CHARS = 65536  # how much of a broken prediction line is searched for its id
 
 
 @dataclass
@@ -52,8 +54,37 @@ class _LineError(Exception):
     """A line that is not a usable JSON object (message says why)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """A line over MAX_LINE_BYTES: its first bytes (to recover an id from) and its size."""
+
+    head: bytes
+    size: int
+
+
 def _reject_constant(name: str) -> Any:
     raise _LineError(f"{name} is not a valid JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _LineError(f"number {text[:40]} is too large (it reads as Infinity)")
+    return value
+
+
+def _value_problem(value: Any) -> str | None:
+    """Why an already-built value cannot be scored (too deep, NaN/Infinity), or None."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"{v} is not a valid JSON value"
+        if isinstance(v, dict | list):
+            if d > MAX_DEPTH:
+                return f"JSON nested deeper than {MAX_DEPTH} levels"
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return None
 
 
 def _depth_ok(value: Any) -> bool:
@@ -69,19 +100,30 @@ def _depth_ok(value: Any) -> bool:
     return True
 
 
-def parse_object(text: str) -> dict[str, Any]:
-    """One JSON object from text, or _LineError saying what is wrong with it."""
+def _parse_json(text: str) -> Any:
+    """Any JSON value from text, or _LineError (bad syntax, NaN/Infinity, absurd nesting)."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise _LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     except RecursionError:
         raise _LineError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # e.g. an integer literal over Python's 4300-digit limit
+        raise _LineError(f"invalid JSON value: {str(exc).split(';')[0]}") from None
+
+
+def _check_object(value: Any, text: str) -> dict[str, Any]:
+    """The parsed value if it is a JSON object of sane depth, else _LineError."""
     if not isinstance(value, dict):
         raise _LineError(f"not a JSON object (got {_json_kind(value)})")
     if text.count("{") + text.count("[") > MAX_DEPTH and not _depth_ok(value):
         raise _LineError(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
+
+
+def parse_object(text: str) -> dict[str, Any]:
+    """One JSON object from text, or _LineError saying what is wrong with it."""
+    return _check_object(_parse_json(text), text)
 
 
 def _json_kind(value: Any) -> str:
@@ -90,8 +132,8 @@ def _json_kind(value: Any) -> str:
     )
 
 
-def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, raw line) for non-blank lines; raw None for a line over the size limit."""
+def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | _Oversized]]:
+    """(line number, raw line) for non-blank lines; an _Oversized for a line over the limit."""
     try:
         f = path.open("rb")
     except FileNotFoundError:
@@ -114,20 +156,26 @@ def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | None]]:
                 if raw.startswith(_UTF8_BOM):
                     raw = raw[len(_UTF8_BOM) :]
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                size = len(raw)
                 while True:  # skip the rest of the over-long line, still hashing it
                     rest = f.readline(1 << 20)
                     hasher.update(rest)
+                    size += len(rest) - rest.endswith(b"\n")  # the line end not counted
                     if not rest or rest.endswith(b"\n"):
                         break
-                yield lineno, None
+                yield lineno, _Oversized(raw[:_RECOVER_CHARS], size)
                 continue
             if raw.strip():
                 yield lineno, raw
 
 
-def _decode(raw: bytes | None) -> str:
-    if raw is None:
-        raise _LineError(f"line is longer than the {MAX_LINE_BYTES // (1024 * 1024)} MiB limit")
+def _decode(raw: bytes | _Oversized) -> str:
+    if isinstance(raw, _Oversized):
+        raise _LineError(
+            f"line is {raw.size:,} bytes, over the {MAX_LINE_BYTES // (1024 * 1024)} MiB limit"
+        )
+    if b"\x00" in raw:  # never valid in JSON text; typical of UTF-16 without a BOM
+        raise _LineError("contains NUL bytes (a UTF-16 or binary file?); save it as UTF-8")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -192,51 +240,73 @@ def load_predictions(path: str | Path, id_key: str = "id") -> PredictionSet:
     n_lines = 0
     for lineno, raw in _iter_lines(p, hasher):
         n_lines += 1
-        text = raw.decode("utf-8", errors="replace") if raw is not None else ""
-        _add_prediction(out, text, raw, id_key, f"line {lineno}", seen_line, lineno, p)
+        doc_id, doc, problem = _read_prediction(raw, id_key)
+        _add_prediction(out, doc_id, doc, f"line {lineno}: {problem}", seen_line, lineno, p)
     if n_lines == 0:
         raise InputError(f"{p}: no predictions (the file is empty)")
     out.digest = hasher.hexdigest()
     return out
 
 
+def _read_prediction(
+    raw: bytes | str | _Oversized, id_key: str
+) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    """(id, document, None) for a usable line; (id or None, None, why) for an unusable one.
+
+    The id comes from the parsed object when the line is valid JSON (its top-level key only);
+    it is searched in the broken text only when the line does not parse.
+    """
+    try:
+        text = raw if isinstance(raw, str) else _decode(raw)
+        value = _parse_json(text)
+    except _LineError as exc:
+        head = raw.head if isinstance(raw, _Oversized) else raw[:_RECOVER_CHARS]
+        broken = head.decode("utf-8", errors="replace") if isinstance(head, bytes) else head
+        return _recover_id(broken, id_key), None, str(exc)
+    doc_id: str | None = None
+    try:
+        if isinstance(value, dict):
+            doc_id = _doc_id(value, id_key)
+        doc = _check_object(value, text)
+        return doc_id, doc, None
+    except _LineError as exc:
+        return doc_id, None, str(exc)
+
+
 def _add_prediction(
     out: PredictionSet,
-    text: str,
-    raw: bytes | None,
-    id_key: str,
-    where: str,
+    doc_id: str | None,
+    doc: dict[str, Any] | None,
+    problem: str,
     seen_line: dict[str, int],
     lineno: int,
     path: Path | None,
 ) -> None:
-    try:
-        doc = parse_object(_decode(raw))
-        doc_id = _doc_id(doc, id_key)
-    except _LineError as exc:
-        rid = _recover_id(text[:65536], id_key)
-        if rid is None:
-            out.unattributed.append(f"{where}: {exc}")
-        elif rid not in out.docs and rid not in out.parse_failures:
-            out.parse_failures[rid] = f"{where}: {exc}"
-            seen_line[rid] = lineno
-        else:
-            raise _duplicate(path, lineno, rid, seen_line) from None
+    """File one prediction: a document, a parse failure of its id, or an unattributed line."""
+    if doc_id is None:
+        out.unattributed.append(problem)
         return
     if doc_id in out.docs or doc_id in out.parse_failures:
         raise _duplicate(path, lineno, doc_id, seen_line)
-    out.docs[doc_id] = doc
+    if doc is None:
+        out.parse_failures[doc_id] = problem
+    else:
+        out.docs[doc_id] = doc
     seen_line[doc_id] = lineno
 
 
 def _duplicate(path: Path | None, lineno: int, doc_id: str, seen: dict[str, int]) -> InputError:
     where = f"{path}:{lineno}" if path else f"prediction row {lineno}"
-    return InputError(f"{where}: duplicate prediction id '{doc_id}' (first on line {seen[doc_id]})")
+    first = "line" if path else "row"
+    return InputError(
+        f"{where}: duplicate prediction id '{doc_id}' (first on {first} {seen[doc_id]})"
+    )
 
 
 def gold_from_rows(rows: Iterable[Mapping[str, Any]], id_key: str = "id") -> GoldSet:
     """Gold documents from in-memory rows (same checks as the file, rows counted from 1)."""
     docs: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
     for n, row in enumerate(rows, 1):
         if not isinstance(row, Mapping):
             raise InputError(f"gold row {n}: not an object (got {type(row).__name__})")
@@ -244,40 +314,50 @@ def gold_from_rows(rows: Iterable[Mapping[str, Any]], id_key: str = "id") -> Gol
             doc_id = _doc_id(row, id_key)
         except _LineError as exc:
             raise InputError(f"gold row {n}: {exc}") from None
+        problem = _value_problem(dict(row))
+        if problem is not None:
+            raise InputError(f"gold row {n}: {problem}")
         if doc_id in docs:
-            raise InputError(f"gold row {n}: duplicate id '{doc_id}'")
+            raise InputError(
+                f"gold row {n}: duplicate id '{doc_id}' (first on row {first[doc_id]})"
+            )
         docs[doc_id] = dict(row)
+        first[doc_id] = n
     if not docs:
         raise InputError("gold rows: no documents")
     return GoldSet(docs)
 
 
-def predictions_from_rows(rows: Iterable[Mapping[str, Any] | str], id_key: str = "id") -> PredictionSet:
+def predictions_from_rows(
+    rows: Iterable[Mapping[str, Any] | str], id_key: str = "id"
+) -> PredictionSet:
     """Predictions from in-memory rows: objects, or raw JSON text (parsed like a file line)."""
     out = PredictionSet({})
     seen: dict[str, int] = {}
     for n, row in enumerate(rows, 1):
+        doc_id: str | None = None
+        doc: dict[str, Any] | None = None
+        problem: str | None
         if isinstance(row, str):
-            _add_prediction(out, row, row.encode(), id_key, f"row {n}", seen, n, None)
-            continue
-        if not isinstance(row, Mapping):
-            out.unattributed.append(f"row {n}: not an object (got {type(row).__name__})")
-            continue
-        try:
-            doc_id = _doc_id(row, id_key)
-        except _LineError as exc:
-            out.unattributed.append(f"row {n}: {exc}")
-            continue
-        if doc_id in out.docs or doc_id in out.parse_failures:
-            raise _duplicate(None, n, doc_id, seen)
-        out.docs[doc_id] = dict(row)
-        seen[doc_id] = n
+            doc_id, doc, problem = _read_prediction(row, id_key)
+        elif not isinstance(row, Mapping):
+            problem = f"not an object (got {type(row).__name__})"
+        else:
+            try:
+                doc_id = _doc_id(row, id_key)
+                doc = dict(row)
+                problem = _value_problem(doc)
+            except _LineError as exc:
+                problem = str(exc)
+            if problem is not None:
+                doc = None
+        _add_prediction(out, doc_id, doc, f"row {n}: {problem}", seen, n, None)
     return out
 
 
 def digest_file(path: str | Path) -> str:
     """sha256 of a file's bytes."""
-    h = _sha256()
+    h = hashlib.sha256()
     with Path(path).open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Final, Literal
 
@@ -45,9 +45,14 @@ _REL_EPS = 1e-9  # float rounding slack on tolerance boundaries
 
 def is_absent(value: Any) -> bool:
     """Null, an empty or blank string and an empty list/object count as absent."""
-    return value is None or value == "" or value == [] or value == {} or (
-        isinstance(value, str) and not value.strip()
-    )
+    if value is None:
+        return True
+    t = type(value)
+    if t is str:
+        return not value or value.isspace()
+    if t is list or t is dict:
+        return not value
+    return False
 
 
 def as_text(value: Any) -> str | None:
@@ -105,7 +110,8 @@ class Comparator:
         if isinstance(raw, bool):
             return TYPE_ERROR
         if isinstance(raw, int | float):
-            q: tuple[float, str] | None = (float(raw), "")
+            v = parse_number(raw)  # None for NaN, infinities and ints beyond the float range
+            q: tuple[float, str] | None = None if v is None else (v, "")
         elif isinstance(raw, str):
             q = parse_quantity(raw)
         else:
@@ -138,11 +144,15 @@ class Comparator:
         return bool(g == p)
 
     def close(self, g: float, p: float) -> bool:
-        """|p − g| ≤ max(tol, rel_tol·|g|), with float rounding slack."""
+        """|p − g| ≤ max(tol, rel_tol·|g|), with float rounding slack.
+
+        The slack is relative to the values (never absolute), so that without a tolerance
+        5e-9 and 6e-9 stay different.
+        """
         if g == p:
             return True
         bound = max(self.rule.tol or 0.0, (self.rule.rel_tol or 0.0) * abs(g))
-        return abs(p - g) <= bound + _REL_EPS * max(abs(g), 1.0)
+        return abs(p - g) <= bound + _REL_EPS * max(abs(g), abs(p))
 
 
 def _read_bool(raw: Any) -> Any:
@@ -167,8 +177,8 @@ def _read_date(raw: str, formats: tuple[str, ...]) -> Any:
             return datetime.strptime(s, fmt).date()
         except ValueError:
             continue
-    try:  # ISO 8601 is always understood, with or without a time part
-        return date.fromisoformat(s[:10]) if len(s) >= 10 else TYPE_ERROR
+    try:  # ISO 8601 is always understood, with or without a time part (nothing else after)
+        return datetime.fromisoformat(s).date()
     except ValueError:
         return TYPE_ERROR
 
@@ -199,6 +209,8 @@ def _kind(type_: str, rule: FieldRule) -> Kind:
 
 
 _DEFAULT_RULE = FieldRule()
+TEXT: Final = Comparator("text", "exact", _DEFAULT_RULE)
+"""Plain text comparison: the fallback for a gold value that does not read as its type."""
 _DATE_HINT = re.compile(r"^\s*\d{1,4}[-./ ]\d{1,2}[-./ ]\d{1,4}(?:[T ][\d:.+\-Z]*)?\s*$")
 
 
@@ -209,6 +221,8 @@ class Comparators:
     def __init__(self, config: Config) -> None:
         self._config = config
         self._by_key: dict[tuple[str, str], Comparator] = {}
+        # (path, Python type of the gold value) -> comparator, where the type decides it
+        self._by_pytype: dict[tuple[str, type], Comparator] = {}
         self._formats = config.date_formats
 
     def rule(self, path: str) -> FieldRule:
@@ -228,6 +242,15 @@ class Comparators:
         return "text"
 
     def for_leaf(self, path: str, gold: Any) -> Comparator:
+        t = type(gold)
+        if t is not str or path in self._config.fields:
+            fast = self._by_pytype.get((path, t))
+            if fast is None:
+                fast = self._by_pytype[(path, t)] = self._resolve(path, gold)
+            return fast
+        return self._resolve(path, gold)
+
+    def _resolve(self, path: str, gold: Any) -> Comparator:
         rule = self._config.fields.get(path)
         type_ = rule.type if rule is not None and rule.type else self.infer_type(gold)
         key = (path, type_)

@@ -9,30 +9,38 @@ import re
 from functools import lru_cache
 
 # Digits with optional grouping/decimal marks and exponent; currency and sign handled around it.
-NUMBER_PATTERN = r"[-+−–]?\s*[$€£¥₹]?\s*(?:\d[\d,.'\u00a0\u202f ]*\d|\d|\.\d+)(?:[eE][-+−]?\d+)?"
-_CURRENCY = re.compile(r"^(?:[$€£¥₹]|USD|EUR|GBP|CHF|JPY|CAD|AUD|INR)\s*|\s*(?:[$€£¥₹]|USD|EUR|GBP|CHF|JPY|CAD|AUD|INR)$")
+# A space or apostrophe only groups thousands ("1 250,5", "1'250.50"), so "3 1/h" is 3 per hour.
+NUMBER_PATTERN = (
+    r"[-+−–]?\s*[$€£¥₹]?\s*"
+    r"(?:\d{1,3}(?:['\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d[\d,.]*\d|\d|\.\d+)(?:[eE][-+−]?\d+)?"
+)
+_CURRENCY_MARK = r"(?:[$€£¥₹]|USD|EUR|GBP|CHF|JPY|CAD|AUD|INR)"
+_CURRENCY = re.compile(rf"^{_CURRENCY_MARK}\s*|\s*{_CURRENCY_MARK}$")
 _NUMBER_RE = re.compile(r"^(?:\d[\d,.'\s]*\d\.?|\d\.?|\.\d+)(?:[eE][-+]?\d+)?$")
 _GROUPED_COMMA = re.compile(r"^\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _GROUPED_DOT = re.compile(r"^\d{1,3}(?:\.\d{3})+(?:,\d+)?$")
+_GROUPED_SPACE = re.compile(r"^\d{1,3}(?:['\u00a0\u202f ]\d{3})+(?:[.,]\d*)?$")
 
 
 @lru_cache(maxsize=65536)
 def _parse_text(text: str) -> float | None:
     s = text.strip().replace("−", "-").replace("–", "-")
-    negative = False
+    negative = signed = False  # one sign at most: "--5" and "(-5)" are not numbers
     if s.startswith("(") and s.endswith(")"):  # accounting negative: (1,250.00)
-        s, negative = s[1:-1].strip(), True
-    if s[:1] in "+-" and s[:1]:
-        negative ^= s[0] == "-"
+        s, negative, signed = s[1:-1].strip(), True, True
+    if s[:1] in "+-" and s[:1] and not signed:
+        negative, signed = s[0] == "-", True
         s = s[1:].strip()
     s = _CURRENCY.sub("", s).strip()
-    if s[:1] in "+-" and s[:1]:  # sign after the currency: "$-5"
-        negative ^= s[0] == "-"
+    if s[:1] in "+-" and s[:1] and not signed:  # sign after the currency: "$-5"
+        negative = s[0] == "-"
         s = s[1:].strip()
     if not s or not _NUMBER_RE.match(s):
         return None
     mantissa, _, exponent = s.replace("E", "e").partition("e")
-    mantissa = mantissa.replace("'", "").replace("\u00a0", "").replace("\u202f", "").replace(" ", "")
+    if re.search(r"[\s']", mantissa) and not _GROUPED_SPACE.match(mantissa):
+        return None  # spaces and apostrophes group thousands only: "1 2" is not 12
+    mantissa = re.sub(r"[\s']", "", mantissa)
     if "," in mantissa and "." in mantissa:
         # Both marks: the later one is the decimal mark.
         if mantissa.rfind(",") > mantissa.rfind("."):
@@ -41,7 +49,8 @@ def _parse_text(text: str) -> float | None:
             mantissa = mantissa.replace(",", "")
     elif "," in mantissa:
         # "1,250" groups thousands; "3,5" is a decimal comma.
-        mantissa = mantissa.replace(",", "") if _GROUPED_COMMA.match(mantissa) else mantissa.replace(",", ".")
+        grouped = _GROUPED_COMMA.match(mantissa)
+        mantissa = mantissa.replace(",", "" if grouped else ".")
     elif mantissa.count(".") > 1:
         if not _GROUPED_DOT.match(mantissa):
             return None
@@ -64,7 +73,10 @@ def parse_number(raw: object) -> float | None:
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # a JSON integer beyond the float range
+            return None
         return value if value == value and abs(value) != float("inf") else None
     if isinstance(raw, str):
         return _parse_text(raw)

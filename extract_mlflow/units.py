@@ -13,7 +13,9 @@ from typing import Any
 
 from .numeric import NUMBER_PATTERN, parse_number
 
-_SUPERSCRIPTS = str.maketrans({"⁻": "-", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁰": "0"})
+_SUPERSCRIPTS = str.maketrans(
+    {"⁻": "-", "−": "-", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁰": "0"}
+)
 _QUANTITY_RE = re.compile(rf"^\s*(?P<num>{NUMBER_PATTERN})\s*(?P<unit>.*?)\s*$")
 # Unit spellings that pint does not read as we mean them (or at all).
 _ALIASES = {

@@ -1,0 +1,105 @@
+"""The synthetic benchmark data: the field scorer's counts equal what the generator did.
+
+TP = kept, FP = changed + extra, FN = changed + dropped, under the default config (inferred
+types), with the predicted line items shuffled.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import synth
+
+from extract_mlflow import evaluate
+from extract_mlflow.loading import load_gold, load_predictions
+
+
+def _counts(report) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    m = report.micro
+    return m.tp, m.fp, m.fn
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 7, 42])
+def test_counts_equal_generator_tally(seed: int) -> None:
+    gold, pred, tally = synth.make_dataset(300, seed)
+    report = evaluate(gold, pred)
+    expected = (tally.kept, tally.changed + tally.extra, tally.changed + tally.dropped)
+    assert _counts(report) == expected
+    # every kind of noise actually happened, so the equality above says something
+    assert tally.changed and tally.dropped and tally.extra
+    assert report.micro.f1 == pytest.approx(tally.expected_f1)
+
+
+def test_heavy_noise_counts_still_match() -> None:
+    # many items lose every value (they stay unpaired): the counts are the same either way
+    gold, pred, tally = synth.make_dataset(200, 3, change=0.45, drop=0.35, extra=0.2)
+    assert _counts(evaluate(gold, pred)) == (tally.tp, tally.fp, tally.fn)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_long_shuffled_document(seed: int) -> None:
+    gold, pred, tally = synth.make_long_document(200, seed)
+    assert len(pred["line_items"]) == 200
+    assert [it["sku"] for it in pred["line_items"]] != [it["sku"] for it in gold["line_items"]]
+    assert tally.dropped == 0 and tally.extra == 0
+    report = evaluate([gold], [pred])
+    assert _counts(report) == (tally.kept, tally.changed, tally.changed)
+    assert report.micro.f1 == pytest.approx(tally.unchanged_share)
+
+
+def test_document_shape() -> None:
+    gold, pred, _ = synth.make_dataset(50, 11)
+    for g in gold:
+        scalars = [k for k, v in g.items() if k != "id" and not isinstance(v, dict | list)]
+        assert len(scalars) == 12
+        assert sorted(g["vendor"]) == ["city", "country", "name", "vat_id"]
+        assert len(g["line_items"]) == 5
+        types = {type(v) for k, v in g.items() if k in scalars}
+        assert {str, float, bool} <= types
+        assert isinstance(g["line_items"][0]["qty"], int)
+        for key in ("sku", "description", "qty", "unit_price", "amount"):
+            values = [it[key] for it in g["line_items"]]
+            assert len(set(values)) == len(values), key
+    assert [g["id"] for g in gold] == [p["id"] for p in pred]
+
+
+def test_line_item_values_unique_after_noise() -> None:
+    # a changed value never equals another item's value of that key: alignment is unambiguous
+    gold, pred, _ = synth.make_long_document(600, 2, change=0.5)
+    for key in ("sku", "description", "qty", "unit_price", "amount"):
+        g_values = {synth._key(it[key]) for it in gold["line_items"]}
+        changed = [synth._key(it[key]) for it in pred["line_items"] if key in it]
+        changed = [v for v in changed if v not in g_values]
+        assert len(set(changed)) == len(changed), key
+
+
+def test_changed_values_compare_unequal_one_by_one() -> None:
+    rng = random.Random(0)
+    for value in (3, 17.25, 0.19, "2024-02-29", "Net 30", "EUR", True, False):
+        new = synth._change(rng, value, 0)
+        gold = {"id": "x", "v": value}
+        report = evaluate([gold], [{"id": "x", "v": new}])
+        assert _counts(report) == (0, 1, 1), (value, new)
+
+
+def test_deterministic() -> None:
+    a = synth.make_dataset(20, 9)
+    b = synth.make_dataset(20, 9)
+    assert a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
+    assert synth.make_dataset(20, 10)[0] != a[0]
+
+
+def test_written_files_score_the_same(tmp_path: Path) -> None:
+    gold, pred, tally = synth.make_dataset(40, 4)
+    gp, pp = synth.write_dataset(gold, pred, tmp_path)
+    assert [json.loads(line) for line in gp.read_text(encoding="utf-8").splitlines()] == gold
+    assert list(load_gold(gp).docs.values()) == gold
+    assert len(load_predictions(pp).docs) == len(pred)
+    assert _counts(evaluate(gp, pp)) == (tally.tp, tally.fp, tally.fn)

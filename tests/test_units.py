@@ -1,0 +1,211 @@
+"""units: reading "50 µM" / "1.8 min⁻¹" and converting between units.
+
+Conversion factors are the SI definitions (1 h = 60 min = 3600 s, 1 M = 1000 mM = 10⁶ µM,
+K = °C + 273.15), worked out by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from extract_mlflow.units import convert, normalise_unit, parse_quantity, unit_map
+
+MICRO_SIGN = "\u00b5"  # µ, the micro sign on keyboards
+GREEK_MU = "\u03bc"  # μ, the Greek letter that typeset documents use
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        (f"{MICRO_SIGN}M", "uM"),
+        (f"{GREEK_MU}M", "uM"),
+        ("uM", "uM"),
+        ("mM", "mM"),
+        ("M", "M"),
+        ("nm", "nm"),
+        (f"{MICRO_SIGN}m", "um"),  # micrometre: case matters (µm is not µM)
+        ("h", "hour"),
+        ("hr", "hour"),
+        ("hrs", "hour"),
+        ("min", "min"),
+        ("s", "s"),
+        ("sec", "second"),
+        ("h⁻¹", "hour^-1"),
+        ("min⁻¹", "min^-1"),
+        ("s⁻¹", "s^-1"),
+        ("h-1", "hour^-1"),
+        ("h−1", "hour^-1"),  # U+2212 minus
+        ("min^-1", "min^-1"),
+        ("/h", "1/hour"),
+        ("/min", "1/min"),
+        ("per min", "1/min"),
+        ("per h", "1/hour"),
+        ("°C", "degC"),
+        ("° C", "degC"),
+        ("℃", "degC"),
+        ("K", "kelvin"),
+        ("%", "percent"),
+        ("mg·L⁻¹", "mg*L^-1"),
+        ("", ""),
+        ("  ", ""),
+    ],
+)
+def test_normalise_unit(written: str, expected: str) -> None:
+    assert normalise_unit(written) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"50 {MICRO_SIGN}M", (50.0, "uM")),
+        (f"50 {GREEK_MU}M", (50.0, "uM")),
+        (f"50{MICRO_SIGN}M", (50.0, "uM")),
+        ("0.05 mM", (0.05, "mM")),
+        ("1e-3 M", (0.001, "M")),
+        ("1,5 mM", (1.5, "mM")),  # decimal comma
+        ("1 250 nM", (1250.0, "nM")),  # space-grouped thousands
+        ("2 h", (2.0, "hour")),
+        ("30 min", (30.0, "min")),
+        ("1.8 min⁻¹", (1.8, "min^-1")),
+        ("108 h⁻¹", (108.0, "hour^-1")),
+        ("3 h-1", (3.0, "hour^-1")),
+        ("3 /h", (3.0, "1/hour")),
+        ("3/h", (3.0, "1/hour")),
+        ("3 1/h", (3.0, "1/hour")),  # not 31: a space groups thousands only
+        ("3 per min", (3.0, "1/min")),
+        ("25 °C", (25.0, "degC")),
+        ("25°C", (25.0, "degC")),
+        ("−5 °C", (-5.0, "degC")),
+        ("298.15 K", (298.15, "kelvin")),
+        ("532 nm", (532.0, "nm")),
+        ("5 %", (5.0, "percent")),
+        ("5%", (5.0, "percent")),
+        ("12", (12.0, "")),
+        ("  12  ", (12.0, "")),
+    ],
+)
+def test_parse_quantity(text: str, expected: tuple[float, str]) -> None:
+    assert parse_quantity(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "abc", "mM", "µM 50", "inf mM", "nan h"])
+def test_parse_quantity_rejects_non_quantities(text: str) -> None:
+    assert parse_quantity(text) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "from_text", "to_text", "expected"),
+    [
+        (50, "µM", "mM", 0.05),
+        (50, "μM", "mM", 0.05),
+        (0.05, "mM", "µM", 50.0),
+        (1, "M", "mM", 1000.0),
+        (2, "mM", "M", 0.002),
+        (1, "M", "µM", 1e6),
+        (2, "h", "min", 120.0),
+        (90, "min", "h", 1.5),
+        (1, "h", "s", 3600.0),
+        (30, "s", "min", 0.5),
+        (1.8, "min⁻¹", "h⁻¹", 108.0),
+        (108, "h⁻¹", "min⁻¹", 1.8),
+        (1, "s⁻¹", "h⁻¹", 3600.0),
+        (1.8, "min-1", "/h", 108.0),
+        (1.8, "per min", "h-1", 108.0),
+        (25, "°C", "K", 298.15),  # offset conversion, not a scale
+        (298.15, "K", "°C", 25.0),
+        (0, "°C", "K", 273.15),
+        (-273.15, "°C", "K", 0.0),
+        (100, "°C", "K", 373.15),
+        (532, "nm", "µm", 0.532),
+        (5, "%", "", 0.05),
+        (0.05, "", "%", 5.0),
+        (7, "mM", "mM", 7.0),
+    ],
+)
+def test_convert(value: float, from_text: str, to_text: str, expected: float) -> None:
+    got = convert(value, normalise_unit(from_text), normalise_unit(to_text))
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("from_text", "to_text"),
+    [
+        ("µM", "h"),  # concentration vs time
+        ("h", "h⁻¹"),  # time vs rate
+        ("°C", "nm"),
+        ("K", "%"),
+        ("mM", ""),  # a concentration is not a bare number
+        ("nm", "min"),
+        ("furlongs-per-fortnight", "mM"),  # not a unit at all
+        ("bogus", "bogus2"),
+    ],
+)
+def test_incompatible_units_do_not_convert(from_text: str, to_text: str) -> None:
+    f, t = normalise_unit(from_text), normalise_unit(to_text)
+    assert unit_map(f, t) is None
+    assert convert(1.0, f, t) is None
+
+
+def test_unit_map_is_linear_with_offset_only_for_temperature() -> None:
+    assert unit_map("hour^-1", "min^-1") == pytest.approx((1 / 60, 0.0))
+    a, b = unit_map("degC", "kelvin") or (None, None)
+    assert a == pytest.approx(1.0)
+    assert b == pytest.approx(273.15)
+    assert unit_map("uM", "uM") == (1.0, 0.0)
+    assert unit_map("", "") == (1.0, 0.0)
+
+
+def test_fahrenheit_offset() -> None:
+    # °F = °C × 9/5 + 32
+    assert convert(100, "degC", "degF") == pytest.approx(212.0)
+    assert convert(32, normalise_unit("°F"), "degC") == pytest.approx(0.0, abs=1e-12)
+
+
+# -- properties ---------------------------------------------------------------------------
+
+moderate = st.floats(min_value=-1e9, max_value=1e9, allow_nan=False, allow_subnormal=False)
+COMPATIBLE = [
+    ("uM", "mM"),
+    ("mM", "M"),
+    ("uM", "M"),
+    ("hour", "min"),
+    ("min", "s"),
+    ("hour^-1", "min^-1"),
+    ("s^-1", "hour^-1"),
+    ("1/hour", "min^-1"),
+    ("degC", "kelvin"),
+    ("nm", "um"),
+    ("percent", ""),
+]
+
+
+@given(moderate, st.sampled_from(COMPATIBLE))
+def test_conversion_round_trips(x: float, pair: tuple[str, str]) -> None:
+    a, b = pair
+    there = convert(x, a, b)
+    assert there is not None
+    back = convert(there, b, a)
+    assert back == pytest.approx(x, rel=1e-9, abs=1e-9)
+
+
+@given(moderate)
+def test_celsius_kelvin_is_an_offset(x: float) -> None:
+    assert convert(x, "degC", "kelvin") == pytest.approx(x + 273.15, rel=1e-12, abs=1e-9)
+
+
+@given(moderate)
+def test_per_minute_is_sixty_per_hour(x: float) -> None:
+    assert convert(x, normalise_unit("min⁻¹"), normalise_unit("h⁻¹")) == pytest.approx(
+        60 * x, rel=1e-12, abs=1e-12
+    )
+
+
+@given(
+    st.floats(min_value=0, max_value=1e12, allow_nan=False),
+    st.sampled_from(["µM", "μM", "mM", "h", "min⁻¹", "h-1", "°C", "K", "nm", "%", ""]),
+)
+def test_parse_quantity_reads_back_what_was_written(x: float, unit: str) -> None:
+    q = parse_quantity(f"{x!r} {unit}")
+    assert q == (x, normalise_unit(unit))
