@@ -71,16 +71,55 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def assign(sim: NDArray[np.float64], threshold: float) -> Pairs:
-    """Maximum-similarity assignment; a pair is kept when its similarity is > 0 and ≥ threshold."""
+Similarity = NDArray[np.float64] | list[list[float]]
+"""An n×m similarity matrix: an array, or (for a few items) nested lists."""
+
+
+def assign(sim: Similarity, threshold: float) -> Pairs:
+    """Maximum-similarity assignment; a pair is kept when its similarity is > 0 and ≥ threshold.
+
+    When every row's best column is a different column (or every column's best row a different
+    row), taking those is optimal: no assignment can beat the sum of row (column) maxima. That
+    certificate settles most small cases without the Hungarian algorithm.
+    """
+    if isinstance(sim, list):
+        pairs = _by_certificate(sim)
+        if pairs is None:
+            return assign(np.array(sim, dtype=np.float64).reshape(len(sim), -1), threshold)
+        return [(i, j) for i, j in pairs if sim[i][j] > 0 and sim[i][j] >= threshold]
     if sim.size == 0:
         return []
-    if sim.shape == (1, 1):
-        s = float(sim[0, 0])
-        return [(0, 0)] if s > 0 and s >= threshold else []
     rows, cols = linear_sum_assignment(sim, maximize=True)
     keep = (sim[rows, cols] > 0) & (sim[rows, cols] >= threshold)
     return [(int(r), int(c)) for r, c in zip(rows[keep], cols[keep], strict=True)]
+
+
+def _by_certificate(sim: list[list[float]]) -> Pairs | None:
+    n = len(sim)
+    m = len(sim[0]) if n else 0
+    if not n or not m:
+        return []
+    pairs = []
+    used: set[int] = set()
+    for i, row in enumerate(sim):  # each row's first best column
+        j = max(range(m), key=row.__getitem__)
+        if row[j] > 0:
+            if j in used:
+                break
+            used.add(j)
+            pairs.append((i, j))
+    else:
+        return pairs
+    pairs = []
+    used = set()
+    for j in range(m):  # each column's first best row
+        i = max(range(n), key=lambda r: sim[r][j])
+        if sim[i][j] > 0:
+            if i in used:
+                return None
+            used.add(i)
+            pairs.append((i, j))
+    return pairs
 
 
 def flatten_item(item: Any) -> dict[str, Any] | None:
@@ -106,25 +145,27 @@ def flatten_item(item: Any) -> dict[str, Any] | None:
     return out
 
 
-ComparatorFor = Callable[[str, Any], Comparator | None]
+ComparatorFor = Callable[[str], Callable[[Any], Comparator] | None]
+"""relative path -> (gold value -> comparator), or None for a leaf that is not scored"""
 _SMALL = 36  # up to this many pairs plain Python beats numpy's per-call overhead
 
 
 def bulk_similarity(
     gold: list[dict[str, Any]], pred: list[dict[str, Any]], comparator_for: ComparatorFor
-) -> NDArray[np.float64]:
+) -> Similarity:
     """Similarity matrix of flat items: share of the pair's leaves that compare equal.
 
-    `comparator_for(relpath, gold_value)` gives the comparator of a leaf (for a value of None:
-    any comparator, or None when the leaf is not scored). Leaves absent on both sides do not
-    count. Exact comparisons are a hash join on canonical forms (no n×m loop); tolerant ones
-    compare all pairs of that one leaf in bulk (numpy / rapidfuzz).
+    `comparator_for(relpath)` gives the function that picks the comparator of a leaf from its
+    gold value, or None when the leaf is not scored. Leaves absent on both sides do not count.
+    Exact comparisons are a hash join on canonical forms (no n×m loop); tolerant ones compare
+    all pairs of that one leaf in bulk (numpy / rapidfuzz).
     """
     n, m = len(gold), len(pred)
     if n * m <= _SMALL:
-        return np.array(small_similarity(gold, pred, comparator_for)).reshape(n, m)
+        return small_similarity(gold, pred, comparator_for)
     keys = sorted({k for item in gold for k in item} | {k for item in pred for k in item})
-    active = [k for k in keys if comparator_for(k, None) is not None]
+    resolvers = {k: comparator_for(k) for k in keys}
+    active = [k for k in keys if resolvers[k] is not None]
     bit = {k: 1 << i for i, k in enumerate(active)}
     gmask = [sum(bit[k] for k in item if k in bit) for item in gold]
     pmask = [sum(bit[k] for k in item if k in bit) for item in pred]
@@ -133,13 +174,17 @@ def bulk_similarity(
         gv = [(i, item[key]) for i, item in enumerate(gold) if key in item]
         pv = [(j, item[key]) for j, item in enumerate(pred) if key in item]
         if gv and pv:
-            _match_leaf(key, gv, pv, comparator_for, matched)
+            resolve = resolvers[key]
+            assert resolve is not None
+            _match_leaf(gv, pv, resolve, matched)
     if len(active) <= 62:
-        union = np.bitwise_or.outer(np.array(gmask, dtype=np.int64), np.array(pmask, dtype=np.int64))
+        union = np.bitwise_or.outer(
+            np.array(gmask, dtype=np.int64), np.array(pmask, dtype=np.int64)
+        )
         slots = np.bitwise_count(union).astype(np.float64)
     else:
         slots = np.zeros((n, m))
-        for k, b in bit.items():
+        for b in bit.values():
             gp = np.array([(x & b) != 0 for x in gmask])
             pp = np.array([(x & b) != 0 for x in pmask])
             slots += gp[:, None] | pp[None, :]
@@ -149,72 +194,83 @@ def bulk_similarity(
 def small_similarity(
     gold: list[dict[str, Any]], pred: list[dict[str, Any]], comparator_for: ComparatorFor
 ) -> list[list[float]]:
-    """:func:`bulk_similarity` for a few items, in plain Python: each value is read once, then
-    every pair is compared (for a handful of items this beats building arrays)."""
+    """:func:`bulk_similarity` for a few items, in plain Python (no array overhead): each value
+    is read once; exact leaves are matched through a dict of canonical forms, tolerant ones
+    pair by pair; the slot count of a pair is the popcount of its two key masks."""
     n, m = len(gold), len(pred)
     matched = [[0] * m for _ in range(n)]
-    slots = [[0] * m for _ in range(n)]
+    bit: dict[str, int] = {}
     keys = {k for item in gold for k in item}
     keys.update(k for item in pred for k in item)
-    for key in keys:
-        if comparator_for(key, None) is None:
+    for key in sorted(keys):
+        resolve = comparator_for(key)
+        if resolve is None:
             continue
-        g_read = []
-        for item in gold:
+        bit[key] = 1 << len(bit)
+        at = [(j, item[key]) for j, item in enumerate(pred) if key in item]
+        if not at:
+            continue
+        index: dict[int, Any] = {}  # comparator id -> predicted values read by it
+        for i, item in enumerate(gold):
             v = item.get(key)
             if v is None:
-                g_read.append(None)
                 continue
-            comp = comparator_for(key, v)
-            assert comp is not None
+            comp = resolve(v)
             c = comp.canon(v)
             if c is TYPE_ERROR:  # gold unreadable as its type: compared as text, like a leaf
                 comp, c = TEXT, TEXT.canon(v)
-            g_read.append((comp, c, v))
-        p_vals = [item.get(key) for item in pred]
-        p_canon: dict[int, list[Any]] = {}  # comparator id -> canonical predicted values
-        for i, gr in enumerate(g_read):
-            row_m = matched[i]
-            row_s = slots[i]
-            if gr is None:
-                for j, pv in enumerate(p_vals):
-                    if pv is not None:
-                        row_s[j] += 1
-                continue
-            comp, c, v = gr
-            cps = p_canon.get(id(comp))
-            if cps is None:
-                cps = p_canon[id(comp)] = [
-                    TYPE_ERROR if pv is None else comp.canon(pv) for pv in p_vals
-                ]
             exact = comp.kind == "exact"
-            for j, pv in enumerate(p_vals):
-                row_s[j] += 1
-                if pv is None:
-                    continue
-                cp = cps[j]
-                if (type(v) is type(pv) and v == pv) or (
-                    cp is not TYPE_ERROR and (c == cp if exact else comp.equal(c, cp))
-                ):
-                    row_m[j] += 1
-    return [
-        [matched[i][j] / slots[i][j] if slots[i][j] else 0.0 for j in range(m)] for i in range(n)
-    ]
+            idx = index.get(id(comp))
+            if idx is None:
+                idx = index[id(comp)] = _read_side(comp, at, exact)
+            row = matched[i]
+            if exact:
+                for j in idx.get(c, ()):
+                    row[j] += 1
+            else:
+                for j, pv, cp in idx:
+                    if (type(v) is type(pv) and v == pv) or (
+                        cp is not TYPE_ERROR and comp.equal(c, cp)
+                    ):
+                        row[j] += 1
+    gmask = [sum(bit[k] for k in item if k in bit) for item in gold]
+    pmask = [sum(bit[k] for k in item if k in bit) for item in pred]
+    out = []
+    for i in range(n):
+        row = matched[i]
+        gm = gmask[i]
+        out.append([row[j] / ((gm | pmask[j]).bit_count() or 1) for j in range(m)])
+    return out
+
+
+def _read_side(comp: Comparator, at: list[tuple[int, Any]], exact: bool) -> Any:
+    """Predicted values of one leaf read by `comp`: for exact comparison a dict canonical form
+    -> item indices (unreadable values left out), else a list of (index, raw, canonical)."""
+    if not exact:
+        return [(j, pv, comp.canon(pv)) for j, pv in at]
+    by_form: dict[Any, list[int]] = {}
+    for j, pv in at:
+        cp = comp.canon(pv)
+        if cp is not TYPE_ERROR:
+            lst = by_form.get(cp)
+            if lst is None:
+                by_form[cp] = [j]
+            else:
+                lst.append(j)
+    return by_form
 
 
 def _match_leaf(
-    key: str,
     gv: list[tuple[int, Any]],
     pv: list[tuple[int, Any]],
-    comparator_for: ComparatorFor,
+    resolve: Callable[[Any], Comparator],
     matched: NDArray[np.float64],
 ) -> None:
-    """Add 1 to matched[i, j] for every gold item i and predicted item j whose `key` leaves
-    compare equal (the same rule as scoring a single leaf)."""
+    """Add 1 to matched[i, j] for every gold item i and predicted item j whose leaves (of one
+    relative path) compare equal (the same rule as scoring a single leaf)."""
     groups: dict[int, tuple[Comparator, list[tuple[int, Any, Any]]]] = {}
     for i, v in gv:
-        comp = comparator_for(key, v)
-        assert comp is not None
+        comp = resolve(v)
         c = comp.canon(v)
         if c is TYPE_ERROR:  # gold unreadable as its type: compared as text, like a leaf
             comp, c = TEXT, TEXT.canon(v)
@@ -251,9 +307,13 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
     cg = [TYPE_ERROR if v is None else comp.canon(v) for v in gv]
     cp = [TYPE_ERROR if v is None else comp.canon(v) for v in pv]
     # raw-identical values always match, even when the gold value does not read as the type
-    raw_eq = np.array(
-        [[g is not None and type(g) is type(p) and g == p for p in pv] for g in gv], dtype=bool
-    ) if any(c is TYPE_ERROR for c, v in zip(cg, gv, strict=True) if v is not None) else None
+    raw_eq = (
+        np.array(
+            [[g is not None and type(g) is type(p) and g == p for p in pv] for g in gv], dtype=bool
+        )
+        if any(c is TYPE_ERROR for c, v in zip(cg, gv, strict=True) if v is not None)
+        else None
+    )
     if comp.kind == "exact":
         codes: dict[Any, int] = {}
         gc = np.array([-1 if c is TYPE_ERROR else codes.setdefault(c, len(codes)) for c in cg])
@@ -275,9 +335,10 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
         cutoff = (comp.rule.fuzzy or 0.0) * 100.0 - 1e-9
         scores = cdist(gs, ps, scorer=fuzz.ratio, dtype=np.float64)
         same = np.array([[a == b for b in ps] for a in gs], dtype=bool)
-        valid = np.array([c is not TYPE_ERROR for c in cg])[:, None] & np.array(
-            [c is not TYPE_ERROR for c in cp]
-        )[None, :]
+        valid = (
+            np.array([c is not TYPE_ERROR for c in cg])[:, None]
+            & np.array([c is not TYPE_ERROR for c in cp])[None, :]
+        )
         eq = valid & ((scores >= cutoff) | same)
     else:
         eq = np.array(
@@ -289,4 +350,5 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
         )
     if raw_eq is not None:
         eq = eq | raw_eq
-    return eq.astype(np.float64)
+    out: NDArray[np.float64] = eq.astype(np.float64)
+    return out

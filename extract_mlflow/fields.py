@@ -8,13 +8,14 @@ Paths: ``vendor.name`` for nested objects, ``line_items[].qty`` for leaves of li
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .align import assign, bulk_similarity, flatten_item, pair_identical
+from .align import Similarity, assign, bulk_similarity, flatten_item, pair_identical
 from .config import Config
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators, is_absent
 
@@ -25,7 +26,6 @@ MISSING = "missing"
 HALLUCINATED = "hallucinated"
 PARSE_FAILURE = "parse_failure"
 CATEGORIES = (WRONG_VALUE, TYPE_ERR, MISSING, HALLUCINATED, PARSE_FAILURE)
-
 
 
 @dataclass(slots=True)
@@ -84,6 +84,7 @@ class DocCounts:
 
 
 Acc = DocCounts
+_UNSET: Any = object()
 
 _SCALARS = (str, int, float, bool)
 
@@ -97,6 +98,7 @@ class FieldScorer:
         self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
         self._threshold = self.config.match_threshold
         self._children: dict[str, dict[str, str]] = {}
+        self._item_resolvers: dict[str, Callable[[str], Callable[[Any], Comparator] | None]] = {}
         self.skipped: set[str] = set()
         self.types_seen: set[tuple[str, str]] = set()
         self.gold_type_errors: Counter[str] = Counter()
@@ -257,8 +259,8 @@ class FieldScorer:
             g, p = gold[left_g[0]], pred[left_p[0]]
             scratch = DocCounts()
             self._item(g, p, ipath, scratch)
-            sim = scratch.similarity()
-            if sim > 0 and sim >= self._threshold:
+            share = scratch.similarity()
+            if share > 0 and share >= self._threshold:
                 acc.merge(scratch)
                 return
         elif left_g and left_p:
@@ -289,29 +291,35 @@ class FieldScorer:
         self._item(g, p, ipath, scratch)
         return scratch.similarity()
 
-    def _similarity(self, gold: list[Any], pred: list[Any], ipath: str) -> np.ndarray:
+    def _similarity(self, gold: list[Any], pred: list[Any], ipath: str) -> Similarity:
         flat_g = [flatten_item(x) for x in gold]
         flat_p = [flatten_item(x) for x in pred]
-        if all(f is not None for f in flat_g) and all(f is not None for f in flat_p):
-
-            paths: dict[str, str | None] = {}  # relative path -> full path, None if ignored
-            for_leaf = self.comparators.for_leaf
-
-            def comparator_for(rel: str, value: Any) -> Comparator | None:
-                path = paths.get(rel, "")
-                if path == "":
-                    full = self._path(ipath, rel)
-                    path = paths[rel] = None if self._is_ignored(full) else full
-                if path is None:
-                    return None
-                return for_leaf(path, value) if value is not None else TEXT
-
-            return bulk_similarity(flat_g, flat_p, comparator_for)  # type: ignore[arg-type]
+        if None not in flat_g and None not in flat_p:
+            return bulk_similarity(flat_g, flat_p, self._resolvers_under(ipath))  # type: ignore[arg-type]
         sim = np.zeros((len(gold), len(pred)))
         for i, g in enumerate(gold):
             for j, p in enumerate(pred):
                 sim[i, j] = self.item_similarity(g, p, ipath)
         return sim
+
+    def _resolvers_under(self, ipath: str) -> Callable[[str], Callable[[Any], Comparator] | None]:
+        """For list items at `ipath`: relative leaf path -> its comparator resolver (None when
+        ignored); one memoised function per list path."""
+        fn = self._item_resolvers.get(ipath)
+        if fn is None:
+            memo: dict[str, Callable[[Any], Comparator] | None] = {}
+
+            def fn(rel: str) -> Callable[[Any], Comparator] | None:
+                r = memo.get(rel, _UNSET)
+                if r is _UNSET:
+                    full = self._path(ipath, rel)
+                    r = memo[rel] = (
+                        None if self._is_ignored(full) else self.comparators.resolver(full)
+                    )
+                return r  # type: ignore[no-any-return]
+
+            self._item_resolvers[ipath] = fn
+        return fn
 
     def _is_ignored(self, path: str) -> bool:
         if not self._ignored:
@@ -332,7 +340,7 @@ class FieldScorer:
             elif not is_absent(x):
                 pred.append(x)
         if gold == pred and all(type(a) is type(b) for a, b in zip(gold, pred, strict=True)):
-            for g in gold:
+            for _ in gold:
                 acc.tp(ipath)
             if gold:
                 self.types_seen.add((ipath, self.comparators.for_leaf(ipath, gold[0]).type))
@@ -381,5 +389,7 @@ class FieldScorer:
             return self.comparators.for_leaf(ipath, "")
         votes = Counter(self.comparators.for_leaf(ipath, g).type for g in gold)
         best = min(votes, key=lambda t: (-votes[t], t))
-        rep = next(g for g in sorted(gold, key=repr) if self.comparators.for_leaf(ipath, g).type == best)
+        rep = next(
+            g for g in sorted(gold, key=repr) if self.comparators.for_leaf(ipath, g).type == best
+        )
         return self.comparators.for_leaf(ipath, rep)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Final, Literal
@@ -70,40 +71,42 @@ def as_text(value: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Comparator:
-    """Reads and compares the values of one field type (with its rule's options)."""
+    """Reads and compares the values of one field type (with its rule's options).
+
+    ``canon(raw)`` gives the canonical comparable form of a raw value, or TYPE_ERROR. It is a
+    function chosen once per comparator (no per-value dispatch on the type): reading values is
+    the inner loop of list alignment.
+    """
 
     type: str
     kind: Kind
     rule: FieldRule
     date_formats: tuple[str, ...] = ("%Y-%m-%d",)
+    canon: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "canon", self._reader())
 
     # -- reading -------------------------------------------------------------------------
-    def canon(self, raw: Any) -> Any:
-        """The canonical comparable form of `raw`, or TYPE_ERROR."""
+    def _reader(self) -> Callable[[Any], Any]:
         t = self.type
         if t == "text":
-            s = as_text(raw)
-            if s is None:
-                return TYPE_ERROR
-            s = " ".join(s.split())
-            return s.casefold() if self.rule.casefold else s
+            return _read_text_folded if self.rule.casefold else _read_text
         if t == "number":
-            v = parse_number(raw)
-            return TYPE_ERROR if v is None else v
+            return _read_number
         if t == "id":
-            s = as_text(raw)
-            return TYPE_ERROR if s is None else s.strip()
+            return _read_id
         if t == "enum":
-            s = as_text(raw)
-            return TYPE_ERROR if s is None else " ".join(s.split()).casefold()
+            return _read_enum
         if t == "bool":
-            return _read_bool(raw)
+            return _read_bool
         if t == "date":
-            return _read_date(raw, self.date_formats) if isinstance(raw, str) else TYPE_ERROR
+            formats = self.date_formats
+            return lambda raw: _read_date(raw, formats) if type(raw) is str else TYPE_ERROR
         if t == "ratio":
-            return _read_ratio(raw) if isinstance(raw, str) else TYPE_ERROR
+            return lambda raw: _read_ratio(raw) if type(raw) is str else TYPE_ERROR
         if t == "quantity":
-            return self._read_quantity(raw)
+            return self._read_quantity
         raise AssertionError(f"unknown type {t}")
 
     def _read_quantity(self, raw: Any) -> Any:
@@ -153,6 +156,38 @@ class Comparator:
             return True
         bound = max(self.rule.tol or 0.0, (self.rule.rel_tol or 0.0) * abs(g))
         return abs(p - g) <= bound + _REL_EPS * max(abs(g), abs(p))
+
+
+def _read_text(raw: Any) -> Any:
+    if type(raw) is str:
+        return " ".join(raw.split())
+    s = as_text(raw)
+    return TYPE_ERROR if s is None else " ".join(s.split())
+
+
+def _read_text_folded(raw: Any) -> Any:
+    s = _read_text(raw)
+    return s if s is TYPE_ERROR else s.casefold()
+
+
+def _read_number(raw: Any) -> Any:
+    t = type(raw)
+    if t is float:  # the common cases first: JSON numbers
+        return raw if raw - raw == 0.0 else TYPE_ERROR  # NaN and infinities fail x - x == 0
+    if t is int and -(2**53) <= raw <= 2**53:
+        return float(raw)
+    v = parse_number(raw)
+    return TYPE_ERROR if v is None else v
+
+
+def _read_id(raw: Any) -> Any:
+    s = as_text(raw)
+    return TYPE_ERROR if s is None else s.strip()
+
+
+def _read_enum(raw: Any) -> Any:
+    s = as_text(raw)
+    return TYPE_ERROR if s is None else " ".join(s.split()).casefold()
 
 
 def _read_bool(raw: Any) -> Any:
@@ -221,8 +256,7 @@ class Comparators:
     def __init__(self, config: Config) -> None:
         self._config = config
         self._by_key: dict[tuple[str, str], Comparator] = {}
-        # (path, Python type of the gold value) -> comparator, where the type decides it
-        self._by_pytype: dict[tuple[str, type], Comparator] = {}
+        self._resolvers: dict[str, Callable[[Any], Comparator]] = {}
         self._formats = config.date_formats
 
     def rule(self, path: str) -> FieldRule:
@@ -242,13 +276,37 @@ class Comparators:
         return "text"
 
     def for_leaf(self, path: str, gold: Any) -> Comparator:
-        t = type(gold)
-        if t is not str or path in self._config.fields:
-            fast = self._by_pytype.get((path, t))
-            if fast is None:
-                fast = self._by_pytype[(path, t)] = self._resolve(path, gold)
-            return fast
-        return self._resolve(path, gold)
+        """The comparator for gold value `gold` at `path`."""
+        return self.resolver(path)(gold)
+
+    def resolver(self, path: str) -> Callable[[Any], Comparator]:
+        """A function gold value -> comparator for one path, built once per path: a configured
+        type answers at once; otherwise the answer is cached per Python type, except for
+        strings that may be dates (only those starting with a digit or a space are checked)."""
+        r = self._resolvers.get(path)
+        if r is not None:
+            return r
+        rule = self._config.fields.get(path)
+        if rule is not None and rule.type:
+            comp = self._resolve(path, None)
+            r = self._resolvers[path] = lambda _value: comp
+            return r
+        by_type: dict[type, Comparator] = {}
+        resolve = self._resolve
+
+        def infer(value: Any) -> Comparator:
+            t = type(value)
+            if t is str:
+                head = value[:1]
+                if head.isdigit() or head.isspace():
+                    return resolve(path, value)
+            c = by_type.get(t)
+            if c is None:
+                c = by_type[t] = resolve(path, value)
+            return c
+
+        self._resolvers[path] = infer
+        return infer
 
     def _resolve(self, path: str, gold: Any) -> Comparator:
         rule = self._config.fields.get(path)

@@ -74,12 +74,16 @@ def report_markdown(report: Report) -> str:
             )
     worst = report.worst_documents()
     if worst:
-        lines += ["", "## Documents with the most errors", "", "| document | status | FP | FN | F1 |"]
+        lines += [
+            "",
+            "## Documents with the most errors",
+            "",
+            "| document | status | FP | FN | F1 |",
+        ]
         lines.append("|---|---|---:|---:|---:|")
         for d in worst:
-            lines.append(
-                f"| {_md_cell(d.id)} | {d.status} | {d.counts.fp} | {d.counts.fn} | {fmt(d.counts.f1)} |"
-            )
+            c = d.counts
+            lines.append(f"| {_md_cell(d.id)} | {d.status} | {c.fp} | {c.fn} | {fmt(c.f1)} |")
     notes = _notes(report)
     if notes:
         lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
@@ -120,7 +124,16 @@ def report_table(report: Report) -> str:
     for f in fields_worst_first(report):
         c = f.counts
         rows.append(
-            (f.path, f.type, str(c.tp), str(c.fp), str(c.fn), fmt(c.precision), fmt(c.recall), fmt(c.f1))
+            (
+                f.path,
+                f.type,
+                str(c.tp),
+                str(c.fp),
+                str(c.fn),
+                fmt(c.precision),
+                fmt(c.recall),
+                fmt(c.f1),
+            )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = [head, ""]

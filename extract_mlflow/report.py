@@ -103,7 +103,12 @@ class DocumentResult:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, **self.counts.to_dict(), "reason": self.reason}
+        return {
+            "id": self.id,
+            "status": self.status,
+            **self.counts.to_dict(),
+            "reason": self.reason,
+        }
 
 
 def metric_key(prefix: str, path: str) -> str:
@@ -225,13 +230,34 @@ class Report:
 
         if kind == "fields":
             rows = [
-                {"field": p, "type": f.type, **f.counts.to_dict(), **{c: f.errors.get(c, 0) for c in CATEGORIES}}
+                {
+                    "field": p,
+                    "type": f.type,
+                    **f.counts.to_dict(),
+                    **{c: f.errors.get(c, 0) for c in CATEGORIES},
+                }
                 for p, f in self.fields.items()
             ]
-            return pd.DataFrame(rows, columns=["field", "type", "tp", "fp", "fn", "precision", "recall", "f1", *CATEGORIES])
+            return pd.DataFrame(
+                rows,
+                columns=[
+                    "field",
+                    "type",
+                    "tp",
+                    "fp",
+                    "fn",
+                    "precision",
+                    "recall",
+                    "f1",
+                    *CATEGORIES,
+                ],
+            )
         if kind == "documents":
             rows = [d.to_dict() for d in self.documents]
-            return pd.DataFrame(rows, columns=["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"])
+            return pd.DataFrame(
+                rows,
+                columns=["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"],
+            )
         if kind == "counts":
             return self._counts_frame()
         if kind == "document_fields":

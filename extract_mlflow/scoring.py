@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,7 +24,9 @@ GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
 
 
-def _resolve_config(config: Config | str | Path | Mapping[str, Any] | None, id_key: str | None) -> Config:
+def _resolve_config(
+    config: Config | str | Path | Mapping[str, Any] | None, id_key: str | None
+) -> Config:
     if isinstance(config, Config):
         cfg = config
     elif isinstance(config, Mapping):
@@ -77,6 +80,18 @@ def evaluate(
 
 def score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
     """Score loaded inputs (what :func:`evaluate` does after loading)."""
+    # Scoring makes no reference cycles, so the cyclic garbage collector is paused meanwhile:
+    # otherwise its full passes walk every loaded document again and again (~30% of the time).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _score_sets(gs, ps, config)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
     scorer = FieldScorer(config)
     documents: list[DocumentResult] = []
     for doc_id, gold_doc in gs.docs.items():
@@ -136,8 +151,8 @@ def _fields(documents: list[DocumentResult], scorer: FieldScorer) -> dict[str, F
             if len(ex) < EXAMPLES_PER_FIELD:
                 ex.append(_example(d.id, e))
     types: dict[str, set[str]] = defaultdict(set)
-    for path, t in scorer.types_seen:
-        types[path].add(t)
+    for path, type_name in scorer.types_seen:
+        types[path].add(type_name)
     out: dict[str, FieldResult] = {}
     for path in sorted(totals):
         tp, fp, fn = totals[path]

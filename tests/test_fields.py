@@ -193,7 +193,7 @@ flat_items = st.lists(
         st.one_of(st.integers(0, 2), st.sampled_from(["x", "y"]), st.none()),
         max_size=4,
     ),
-    max_size=5,
+    max_size=8,  # up to 64 pairs: both the plain-Python and the array path
 )
 
 
@@ -203,7 +203,7 @@ def test_bulk_similarity_equals_the_pairwise_reference(gold: list[dict], pred: l
     comps = Comparators(Config())
     fg = [flatten_item(x) for x in gold]
     fp = [flatten_item(x) for x in pred]
-    sim = bulk_similarity(fg, fp, lambda rel, v: comps.for_leaf("items[]." + rel, v))  # type: ignore[arg-type]
+    sim = np.asarray(bulk_similarity(fg, fp, lambda rel: comps.resolver("items[]." + rel)))  # type: ignore[arg-type]
     for i, g in enumerate(gold):
         for j, p in enumerate(pred):
             assert abs(sim[i, j] - ref_similarity(g, p)) < 1e-12
@@ -229,12 +229,22 @@ def test_identical_first_then_assignment_is_optimal(gold: list[dict], pred: list
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.floats(0, 1), min_size=4, max_size=4), min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]) | st.floats(0, 1), min_size=4, max_size=4
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_assignment_matches_brute_force(rows: list[list[float]]) -> None:
     sim = np.array(rows)
-    chosen = assign(sim, 0.0)
-    assert abs(sum(sim[i, j] for i, j in chosen) - brute_force_best(sim)) < 1e-9
-    assert len({i for i, _ in chosen}) == len(chosen) == len({j for _, j in chosen})
+    for form in (sim, rows, sim.T, sim.T.tolist()):  # arrays (Hungarian) and lists (certificate)
+        matrix = np.asarray(form)
+        chosen = assign(form, 0.0)
+        assert abs(sum(matrix[i, j] for i, j in chosen) - brute_force_best(matrix)) < 1e-9
+        assert len({i for i, _ in chosen}) == len(chosen) == len({j for _, j in chosen})
 
 
 def test_large_shuffled_list_aligns_exactly() -> None:
