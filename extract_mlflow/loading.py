@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._runtime import gc_paused
 from .errors import InputError
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -68,7 +69,7 @@ def _reject_constant(name: str) -> Any:
 
 def _finite_float(text: str) -> float:
     value = float(text)
-    if math.isinf(value):
+    if value - value != 0.0:  # infinity (a JSON number too large for a float)
         raise _LineError(f"number {text[:40]} is too large (it reads as Infinity)")
     return value
 
@@ -102,10 +103,12 @@ def _depth_ok(value: Any) -> bool:
 
 def _parse_json(text: str) -> Any:
     """Any JSON value from text, or _LineError (bad syntax, NaN/Infinity, absurd nesting)."""
+    text = text.rstrip("\r\n")
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        raise _LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        where = "at the end of the line" if exc.pos >= len(text) else f"at character {exc.pos + 1}"
+        raise _LineError(f"invalid JSON: {exc.msg} {where}") from None
     except RecursionError:
         raise _LineError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:  # e.g. an integer literal over Python's 4300-digit limit
@@ -195,6 +198,7 @@ def _sha256() -> Any:
     return hashlib.sha256()
 
 
+@gc_paused()
 def load_gold(path: str | Path, id_key: str = "id") -> GoldSet:
     """Read the gold JSONL file; every defect is an InputError naming the line."""
     p = Path(path)
@@ -231,6 +235,7 @@ def _recover_id(text: str, id_key: str) -> str | None:
     return m.group(2)
 
 
+@gc_paused()
 def load_predictions(path: str | Path, id_key: str = "id") -> PredictionSet:
     """Read the predictions JSONL file; unusable lines become parse failures."""
     p = Path(path)

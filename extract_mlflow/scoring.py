@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._runtime import gc_paused
 from .config import Config, load_config
 from .fields import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
 from .loading import (
@@ -80,15 +80,8 @@ def evaluate(
 
 def score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
     """Score loaded inputs (what :func:`evaluate` does after loading)."""
-    # Scoring makes no reference cycles, so the cyclic garbage collector is paused meanwhile:
-    # otherwise its full passes walk every loaded document again and again (~30% of the time).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _score_sets(gs, ps, config)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
@@ -157,7 +150,7 @@ def _fields(documents: list[DocumentResult], scorer: FieldScorer) -> dict[str, F
     for path in sorted(totals):
         tp, fp, fn = totals[path]
         configured = scorer.comparators.configured_type(path)
-        label = configured or "/".join(sorted(types.get(path, ()))) or "unknown"
+        label = configured or "/".join(sorted(types.get(path, ()))) or "not_in_gold"
         out[path] = FieldResult(
             path,
             label,
