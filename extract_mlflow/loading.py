@@ -358,12 +358,3 @@ def predictions_from_rows(
                 doc = None
         _add_prediction(out, doc_id, doc, f"row {n}: {problem}", seen, n, None)
     return out
-
-
-def digest_file(path: str | Path) -> str:
-    """sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -11,7 +11,6 @@ A comparator's ``kind`` tells the aligner how to compare many values at once:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -259,9 +258,6 @@ class Comparators:
         self._resolvers: dict[str, Callable[[Any], Comparator]] = {}
         self._formats = config.date_formats
 
-    def rule(self, path: str) -> FieldRule:
-        return self._config.fields.get(path, _DEFAULT_RULE)
-
     def configured_type(self, path: str) -> str | None:
         rule = self._config.fields.get(path)
         return rule.type if rule is not None else None
@@ -318,7 +314,3 @@ class Comparators:
             comp = Comparator(type_, _kind(type_, r), r, self._formats)
             self._by_key[key] = comp
         return comp
-
-
-def isfinite_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
