@@ -6,13 +6,43 @@ Library first: every CLI command is a thin shell over these functions.
 >>> report = evaluate([{"id": "a", "total": 12.5}], [{"id": "a", "total": "12.50"}])
 >>> report.micro.f1
 1.0
+
+The names below are imported on first use (PEP 562), so that importing the package (and
+`extract-mlflow --help`) does not pay for numpy, scipy, pandas or mlflow.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .config import Config, FieldRule, load_config
 from .errors import ConfigError, ExtractMlflowError, GateError, InputError, TrackingError
-from .report import Counts, DocumentResult, FieldResult, Report
-from .scoring import evaluate
+
+if TYPE_CHECKING:
+    from .config import Config, FieldRule, load_config
+    from .feedback import feedback_text, field_hints
+    from .iterations import IterationLogger, log_iterations
+    from .report import Counts, DocumentResult, FieldResult, Report
+    from .scoring import evaluate
+    from .tracking import LoggedRun, log_report
+
+_LAZY = {
+    "Config": "config",
+    "FieldRule": "config",
+    "load_config": "config",
+    "Counts": "report",
+    "DocumentResult": "report",
+    "FieldResult": "report",
+    "Report": "report",
+    "evaluate": "scoring",
+    "LoggedRun": "tracking",
+    "log_report": "tracking",
+    "IterationLogger": "iterations",
+    "log_iterations": "iterations",
+    "feedback_text": "feedback",
+    "field_hints": "feedback",
+}
 
 __all__ = [
     "Config",
@@ -24,9 +54,28 @@ __all__ = [
     "FieldRule",
     "GateError",
     "InputError",
+    "IterationLogger",
+    "LoggedRun",
     "Report",
     "TrackingError",
     "__version__",
     "evaluate",
+    "feedback_text",
+    "field_hints",
     "load_config",
+    "log_iterations",
+    "log_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'extract_mlflow' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

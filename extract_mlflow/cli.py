@@ -117,6 +117,74 @@ def main() -> None:
     """
 
 
+def _key_values(
+    option: str,
+) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], dict[str, str]]:
+    def parse(
+        ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+    ) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for v in values:
+            key, sep, value = v.partition("=")
+            if not sep or not key.strip():
+                raise click.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint=option)
+            out[key.strip()] = value
+        return out
+
+    return parse
+
+
+def tracking_options(func: F) -> F:
+    """Where a run goes: shared by every command that logs to MLflow."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--tracking-uri",
+                help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
+                "store in the working directory).",
+            ),
+            click.option("--experiment", help="MLflow experiment name (created if missing)."),
+            click.option("--run-name", help="Name of the MLflow run."),
+            click.option(
+                "--param",
+                "params",
+                multiple=True,
+                metavar="KEY=VALUE",
+                callback=_key_values("--param"),
+                help="Extra run parameter (repeatable), e.g. model=gpt-x.",
+            ),
+            click.option(
+                "--tag",
+                "tags",
+                multiple=True,
+                metavar="KEY=VALUE",
+                callback=_key_values("--tag"),
+                help="Extra run tag (repeatable), e.g. team=docs.",
+            ),
+        ]
+    ):
+        func = decorator(func)
+    return func
+
+
+def quiet_mlflow() -> None:
+    """MLflow and its store migrations log INFO lines to stderr; keep stderr for our answers."""
+    import logging
+
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
+    if fmt == "json":
+        data = report.to_dict()
+        data.update(extra)
+        return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+    if fmt == "md":
+        return str(report.to_markdown())
+    return str(report.to_table())
+
+
 @main.command()
 @click.argument("gold", type=click.Path(path_type=Path))
 @click.argument("pred", type=click.Path(path_type=Path))
@@ -140,6 +208,27 @@ def main() -> None:
     callback=_parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
+@click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
+@tracking_options
+@click.option(
+    "--prompt",
+    "prompts",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Prompt file used for this run, stored under eval/prompts/ (repeatable).",
+)
+@click.option(
+    "--prompt-uri",
+    "prompt_uris",
+    multiple=True,
+    metavar="prompts:/NAME/VERSION",
+    help="A registered MLflow prompt used for this run, linked to it (repeatable).",
+)
+@click.option(
+    "--register",
+    metavar="MODEL_NAME",
+    help="Register the run as a new version of this registered model (source: its eval/).",
+)
 @output_options
 @handle_errors
 def score(
@@ -149,28 +238,145 @@ def score(
     id_key: str | None,
     min_f1: float | None,
     field_min: list[tuple[str, float]],
+    no_log: bool,
+    tracking_uri: str | None,
+    experiment: str | None,
+    run_name: str | None,
+    params: dict[str, str],
+    tags: dict[str, str],
+    prompts: tuple[Path, ...],
+    prompt_uris: tuple[str, ...],
+    register: str | None,
     fmt: str,
     out: Path | None,
 ) -> None:
-    """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field."""
+    """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field, and log the
+    evaluation to MLflow as one run (unless --no-log)."""
     from .gates_simple import check_score_gates
     from .scoring import evaluate
 
+    if not no_log:
+        from .tracking import check_reachable, resolve_tracking_uri
+
+        check_reachable(resolve_tracking_uri(tracking_uri))  # fail fast, before scoring
     report = evaluate(gold, pred, config_path, id_key=id_key)
     failures = check_score_gates(report, min_f1, field_min)
-    if fmt == "json":
-        data = report.to_dict()
-        data["gates"] = {"passed": not failures, "failures": failures}
-        text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    elif fmt == "md":
-        text = report.to_markdown()
-    else:
-        text = report.to_table()
-    emit(text, out)
+    extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
+    if not no_log:
+        from .tracking import log_report
+
+        quiet_mlflow()
+        logged = log_report(
+            report,
+            tracking_uri=tracking_uri,
+            experiment=experiment,
+            run_name=run_name,
+            prompts=prompts,
+            prompt_uris=prompt_uris,
+            params=params,
+            tags=tags,
+            register=register,
+        )
+        extra["run_id"] = logged.run_id
+        if logged.model_version is not None:
+            extra["model_version"] = logged.model_version
+        click.echo(f"logged run {logged.run_id} to {logged.tracking_uri}", err=True)
+    emit(_render_report(report, fmt, extra), out)
     for failure in failures:
         click.echo(f"gate failed: {failure}", err=True)
     if failures:
         sys.exit(EXIT_GATE_FAILED)
+
+
+@main.command("score-iterations")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--gold",
+    type=click.Path(path_type=Path),
+    help="Gold JSONL (default: FOLDER/gold.jsonl).",
+)
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Scoring config.")
+@click.option("--id-key", help="Key that joins gold and prediction lines.")
+@tracking_options
+@output_options
+@handle_errors
+def score_iterations(
+    folder: Path,
+    gold: Path | None,
+    config_path: Path | None,
+    id_key: str | None,
+    tracking_uri: str | None,
+    experiment: str | None,
+    run_name: str | None,
+    params: dict[str, str],
+    tags: dict[str, str],
+    fmt: str,
+    out: Path | None,
+) -> None:
+    """Score a prompt-optimisation loop: FOLDER holds NN/pred.jsonl (+ NN/prompt.txt) per
+    iteration. Logs one parent run (a metric step per iteration, trend plots, the best prompt)
+    with a child run per iteration."""
+    from .iterations import log_iteration_dir
+    from .tracking import check_reachable, resolve_tracking_uri
+
+    check_reachable(resolve_tracking_uri(tracking_uri))
+    quiet_mlflow()
+    result = log_iteration_dir(
+        folder,
+        gold,
+        config_path,
+        id_key=id_key,
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        run_name=run_name,
+        params=params,
+        tags=tags,
+    )
+    data = result.to_dict()
+    if fmt == "json":
+        text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+    else:
+        text = result.to_markdown() if fmt == "md" else result.to_table()
+    emit(text, out)
+
+
+@main.command()
+@click.option(
+    "--tracking-uri",
+    help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else the local store here).",
+)
+@click.option(
+    "--experiment", default="extract-mlflow-demo", show_default=True, help="Experiment name."
+)
+@click.option(
+    "--model-name",
+    default="invoice-extractor",
+    show_default=True,
+    help="Registered model that gets one version per demo run.",
+)
+@click.option(
+    "--example-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Example folder (default: the bundled examples/invoices).",
+)
+@handle_errors
+def demo(
+    tracking_uri: str | None, experiment: str, model_name: str, example_dir: Path | None
+) -> None:
+    """Log a baseline and an improved run of the bundled invoice example (with prompts),
+    register both as model versions, and print a scoreboard and the command to open the UI."""
+    from .demo import run_demo, scoreboard
+    from .tracking import check_reachable, resolve_tracking_uri
+
+    check_reachable(resolve_tracking_uri(tracking_uri))
+    quiet_mlflow()
+    result = run_demo(
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        model_name=model_name,
+        example_dir=example_dir,
+    )
+    click.echo(scoreboard(result))
 
 
 if __name__ == "__main__":  # pragma: no cover

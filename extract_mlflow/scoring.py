@@ -24,7 +24,7 @@ GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
 
 
-def _resolve_config(
+def resolve_config(
     config: Config | str | Path | Mapping[str, Any] | None, id_key: str | None
 ) -> Config:
     if isinstance(config, Config):
@@ -73,7 +73,7 @@ def evaluate(
     >>> r.micro.f1
     1.0
     """
-    cfg = _resolve_config(config, id_key)
+    cfg = resolve_config(config, id_key)
     gs, ps = load_inputs(gold, pred, cfg)
     return score_sets(gs, ps, cfg)
 

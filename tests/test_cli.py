@@ -96,9 +96,15 @@ def setup_case(tmp_path: Path, files: dict[str, bytes | None]) -> None:
             (tmp_path / name).write_bytes(data)
 
 
+def scoring_only(args: list[str]) -> list[str]:
+    """These tests are about scoring and bad input: `score` runs with --no-log (logging is
+    tested against real stores in test_tracking.py)."""
+    return [*args, "--no-log"] if args[:1] == ["score"] else args
+
+
 def run_module(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "extract_mlflow", *args],
+        [sys.executable, "-m", "extract_mlflow", *scoring_only(args)],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -109,7 +115,7 @@ def run_module(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def invoke(args: list[str], cwd: Path) -> Result:
     """Run the command in-process from `cwd` (relative paths, as a user types them)."""
     with contextlib.chdir(cwd):
-        return CliRunner().invoke(main, args, catch_exceptions=False)
+        return CliRunner().invoke(main, scoring_only(args), catch_exceptions=False)
 
 
 def assert_one_error_line(stderr: str, stdout: str, must: list[str]) -> None:
@@ -325,6 +331,7 @@ def test_out_writes_the_report_to_a_file(
             fmt,
             "--out",
             str(out),
+            "--no-log",
         ],
     )
     assert result.exit_code == 0, result.output

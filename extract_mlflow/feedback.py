@@ -1,0 +1,218 @@
+"""Helpers for the prompt-optimisation loop itself (pure: no files, no network).
+
+- :func:`feedback_text`: the diagnostics of a report as a compact text to feed the next prompt
+  iteration: the headline, the weakest fields with mismatch examples, documents that produced
+  nothing usable, missing sections.
+- :func:`field_hints`: example values per field drawn from *other* gold documents, never from
+  the document being extracted (so a prompt can show the expected format without leaking the
+  answer); :func:`hints_text` renders them.
+
+>>> gold = {"a": {"id": "a", "total": 10}, "b": {"id": "b", "total": 12.5}}
+>>> field_hints(gold, "a")
+{'total': [12.5]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .report import FieldResult, Report
+
+ERROR_WORDS = {
+    "wrong_value": "wrong value",
+    "type_error": "unreadable as the field type",
+    "missing": "missing",
+    "hallucinated": "not in the document",
+    "parse_failure": "output was not valid JSON",
+}
+
+
+def _short(value: Any, limit: int) -> str:
+    if value is None:
+        return "nothing"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    if isinstance(value, str):
+        text = json.dumps(text, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def weakest_fields(report: Report, n: int = 5) -> list[FieldResult]:
+    """The `n` fields with mistakes, lowest F1 first (then most mistakes, then path)."""
+    with_errors = [f for f in report.fields.values() if f.counts.fp + f.counts.fn > 0]
+    with_errors.sort(
+        key=lambda f: (
+            f.counts.f1 if f.counts.f1 is not None else 0.0,
+            -(f.counts.fp + f.counts.fn),
+            f.path,
+        )
+    )
+    return with_errors[:n]
+
+
+def _field_lines(f: FieldResult, max_examples: int, value_limit: int) -> list[str]:
+    c = f.counts
+    errors = ", ".join(f"{ERROR_WORDS.get(k, k)} {v}" for k, v in f.errors.items() if v)
+    kind = "" if f.type == "unknown" else f" ({f.type})"
+    lines = [f"- {f.path}{kind}: F1 {_score(c.f1)}; {errors or 'no categorised errors'}"]
+    shown = [e for e in f.examples if e.get("category") != "parse_failure"][:max_examples]
+    for e in shown:
+        lines.append(
+            f"    {e['id']}: expected {_short(e.get('expected'), value_limit)}, "
+            f"got {_short(e.get('got'), value_limit)}"
+        )
+    return lines
+
+
+def _document_lines(report: Report) -> list[str]:
+    lines = []
+    for d in report.documents:
+        if d.status == "parse_failure":
+            lines.append(f"- {d.id}: the output could not be read ({d.reason})")
+        elif d.status == "missing":
+            lines.append(f"- {d.id}: no output at all")
+    return lines
+
+
+def _section_lines(missing: Mapping[str, int]) -> list[str]:
+    ranked = sorted(missing.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [f"- {name}: missing in {n} document(s)" for name, n in ranked if n > 0]
+
+
+def feedback_text(
+    report: Report,
+    *,
+    max_fields: int = 5,
+    max_examples: int = 3,
+    value_limit: int = 80,
+    missing_sections: Mapping[str, int] | None = None,
+) -> str:
+    """The report's diagnostics as a compact text for the next prompt iteration.
+
+    `missing_sections` maps a required section to the number of documents that lacked it (the
+    layout family); when None, a ``missing_sections`` attribute of the report is used if any.
+    """
+    m = report.micro
+    lines = [
+        f"Score: F1 {_score(m.f1)} (precision {_score(m.precision)}, recall "
+        f"{_score(m.recall)}) over {len(report.documents)} documents; "
+        f"{m.fp} extra or wrong values, {m.fn} missed or wrong values."
+    ]
+    weak = weakest_fields(report, max_fields)
+    if weak:
+        lines += ["", "Weakest fields (with examples of mismatches):"]
+        for f in weak:
+            lines += _field_lines(f, max_examples, value_limit)
+    docs = _document_lines(report)
+    if docs:
+        lines += ["", "Documents without usable output:", *docs]
+    sections = missing_sections if missing_sections is not None else _report_sections(report)
+    section_lines = _section_lines(sections or {})
+    if section_lines:
+        lines += ["", "Missing sections:", *section_lines]
+    if not weak and not docs and not section_lines:
+        lines += ["", "No mistakes: every field matched."]
+    return "\n".join(lines) + "\n"
+
+
+def _report_sections(report: Report) -> Mapping[str, int] | None:
+    value = getattr(report, "missing_sections", None)
+    return value if isinstance(value, Mapping) else None
+
+
+# -- field hints ----------------------------------------------------------------------------------
+def leaf_values(doc: Mapping[str, Any], *, id_key: str = "id") -> Iterator[tuple[str, Any]]:
+    """(path, value) for every scalar leaf, with the scoring engine's paths: ``a.b``, list items
+    ``items[].x``, scalar lists ``tags[]``. Nulls, empty strings and the id are left out.
+
+    >>> list(leaf_values({"id": 1, "v": {"n": "A"}, "tags": ["x"], "items": [{"q": 2}]}))
+    [('v.n', 'A'), ('tags[]', 'x'), ('items[].q', 2)]
+    """
+    for key, value in doc.items():
+        if key != id_key:
+            yield from _walk(value, str(key))
+
+
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        for key, v in value.items():
+            yield from _walk(v, f"{path}.{key}")
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v, f"{path}[]")
+    elif value is not None and not (isinstance(value, str) and not value.strip()):
+        yield path, value
+
+
+def _as_docs(
+    gold: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]], id_key: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if isinstance(gold, Mapping):
+        for doc_id, doc in gold.items():
+            yield str(doc_id), doc
+        return
+    for doc in gold:
+        yield str(doc.get(id_key)), doc
+
+
+def _hashable(value: Any) -> Any:
+    return (
+        type(value).__name__,
+        value if isinstance(value, str | int | float | bool) else repr(value),
+    )
+
+
+def field_hints(
+    gold: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]],
+    doc_id: str,
+    *,
+    id_key: str = "id",
+    per_field: int = 3,
+    fields: Sequence[str] | None = None,
+    ignore: Iterable[str] = (),
+) -> dict[str, list[Any]]:
+    """Up to `per_field` distinct example values per field path, drawn in gold order from the
+    gold documents other than `doc_id` (never from `doc_id` itself).
+
+    `gold` is a mapping id → document (e.g. ``GoldSet.docs``) or an iterable of documents
+    carrying `id_key`. `fields` restricts (and orders) the paths; `ignore` drops paths (e.g.
+    fields the config ignores). Paths are sorted when `fields` is None.
+    """
+    skip = set(ignore)
+    hints: dict[str, list[Any]] = {}
+    seen: dict[str, set[Any]] = {}
+    for other_id, doc in _as_docs(gold, id_key):
+        if other_id == str(doc_id):
+            continue
+        for path, value in leaf_values(doc, id_key=id_key):
+            if path in skip or (fields is not None and path not in fields):
+                continue
+            values, keys = hints.setdefault(path, []), seen.setdefault(path, set())
+            key = _hashable(value)
+            if len(values) < per_field and key not in keys:
+                values.append(value)
+                keys.add(key)
+    order = list(fields) if fields is not None else sorted(hints)
+    return {p: hints[p] for p in order if p in hints}
+
+
+def hints_text(hints: Mapping[str, Sequence[Any]], value_limit: int = 60) -> str:
+    """Field hints as prompt text, one field a line.
+
+    >>> print(hints_text({"total": [12.5, 7], "currency": ["EUR"]}), end="")
+    Example values from other documents (formats, not answers):
+    - total: 12.5 | 7
+    - currency: "EUR"
+    """
+    lines = ["Example values from other documents (formats, not answers):"]
+    for path, values in hints.items():
+        shown = " | ".join(_short(v, value_limit) for v in values)
+        lines.append(f"- {path}: {shown}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,590 @@
+"""Prompt-optimisation loops: log iteration after iteration into one parent MLflow run.
+
+Each iteration's metrics become one step of the parent run's metric history (the MLflow UI draws
+the trend), and each iteration also gets a child run with its prompt and full ``eval/``
+artifacts. When the loop ends the parent gets ``eval/metrics.csv`` (a row per iteration),
+``eval/trend.png``, ``eval/tokens.png``, ``eval/metrics.tex`` (booktabs) and
+``eval/best_prompt.txt`` (the best iteration by composite, else F1).
+
+>>> with IterationLogger(experiment="invoice-prompts") as loop:  # doctest: +SKIP
+...     for prompt in prompts:
+...         loop.log(evaluate(gold, run_model(prompt)), prompt=prompt)
+>>> loop.result.best.name  # doctest: +SKIP
+'03'
+
+A folder of ``NN/pred.jsonl`` + ``NN/prompt.txt`` is scored and logged by
+:func:`log_iteration_dir` (the ``score-iterations`` command).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import logging
+import math
+import re
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError
+from .tracking import (
+    ARTIFACT_DIR,
+    NOTE_TAG,
+    RUN_TYPE_TAG,
+    LoggedRun,
+    RunTarget,
+    Tracker,
+    check_user_keys,
+    gold_dataset_input,
+    report_params,
+    report_tags,
+    write_eval_artifacts,
+)
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .report import Report
+
+log = logging.getLogger(__name__)
+
+BEST_TAG = "extract_mlflow.best_iteration"
+ITERATION_TAG = "extract_mlflow.iteration"
+PRED_FILE = "pred.jsonl"
+PROMPT_FILE = "prompt.txt"
+HEADLINE = (
+    "f1",
+    "precision",
+    "recall",
+    "macro_f1",
+    "parse_failure_rate",
+    "composite",
+    "layout_score",
+    "bleu_proxy",
+    "groundedness",
+    "tokens_per_doc",
+    "documents",
+)
+"""The columns of metrics.csv that come first (when present), and those of metrics.tex."""
+LABELS = {
+    "f1": "F1",
+    "precision": "Precision",
+    "recall": "Recall",
+    "macro_f1": "Macro F1",
+    "parse_failure_rate": "Parse fail.",
+    "composite": "Composite",
+    "layout_score": "Layout",
+    "bleu_proxy": "BLEU proxy",
+    "groundedness": "Grounded",
+    "tokens_per_doc": "Tokens/doc",
+    "documents": "Docs",
+}
+TREND_KEYS = ("f1", "precision", "recall", "macro_f1", "composite")
+
+
+# -- what one iteration is ---------------------------------------------------------------------
+@dataclass
+class Iteration:
+    """One pass of the loop: its report, the prompt that produced it, its token cost."""
+
+    report: Report
+    prompt: str | None = None
+    name: str | None = None
+    tokens_per_doc: float | None = None
+
+    def metrics(self) -> dict[str, float]:
+        """The report's metrics, plus ``tokens_per_doc`` when given and not already there."""
+        out = self.report.metrics()
+        if self.tokens_per_doc is not None and "tokens_per_doc" not in out:
+            out["tokens_per_doc"] = float(self.tokens_per_doc)
+        return out
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """What was logged for one iteration."""
+
+    step: int
+    name: str
+    metrics: Mapping[str, float]
+    prompt: str | None
+    run: LoggedRun
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "iteration": self.name,
+            "step": self.step,
+            "run_id": self.run.run_id,
+            **self.metrics,
+        }
+
+
+@dataclass
+class IterationsResult:
+    """The parent run and one record per iteration (after the loop ended)."""
+
+    parent: LoggedRun
+    records: list[IterationRecord] = field(default_factory=list)
+
+    @property
+    def best(self) -> IterationRecord | None:
+        i = best_index([r.metrics for r in self.records])
+        return self.records[i] if i is not None else None
+
+    def _rows(self) -> list[tuple[str, ...]]:
+        best = self.best
+        cols = ["f1", "precision", "recall"]
+        if any("composite" in r.metrics for r in self.records):
+            cols.insert(0, "composite")
+        rows = [("iteration", *cols, "run id", "")]
+        for r in self.records:
+            cells = [_fmt_score(r.metrics.get(c)) for c in cols]
+            mark = "best" if best is not None and r.step == best.step else ""
+            rows.append((r.name, *cells, r.run.run_id, mark))
+        return rows
+
+    def to_table(self) -> str:
+        """A plain-text table: one row per iteration, the best marked."""
+        rows = self._rows()
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        lines = [f"parent run {self.parent.run_id} ({self.parent.tracking_uri})", ""]
+        lines += [
+            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+        ]
+        return "\n".join(lines) + "\n"
+
+    def to_markdown(self) -> str:
+        """The same table in markdown."""
+        rows = self._rows()
+        lines = [f"# Iterations (parent run `{self.parent.run_id}`)", ""]
+        lines.append("| " + " | ".join(rows[0]) + " |")
+        lines.append("|" + "---|" * len(rows[0]))
+        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best
+        return {
+            "run_id": self.parent.run_id,
+            "parent": self.parent.to_dict(),
+            "best_iteration": best.name if best else None,
+            "iterations": [r.row() for r in self.records],
+        }
+
+
+def _fmt_score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+# -- pure: choosing the best, tables, plots ----------------------------------------------------
+def selection_key(rows: Sequence[Mapping[str, float]]) -> str:
+    """``composite`` when any iteration has it, else ``f1``."""
+    return "composite" if any("composite" in r for r in rows) else "f1"
+
+
+def best_index(rows: Sequence[Mapping[str, float]]) -> int | None:
+    """The index of the best iteration by composite, else F1 (earliest on ties; iterations
+    without the score rank last). None for no iterations.
+
+    >>> best_index([{"f1": 0.5}, {"f1": 0.9}, {"f1": 0.9}])
+    1
+    """
+    if not rows:
+        return None
+    key = selection_key(rows)
+    scores = [r.get(key, -math.inf) for r in rows]
+    return max(range(len(rows)), key=lambda i: (scores[i], -i))
+
+
+def metric_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Headline metrics present (fixed order), then every other key in sorted order."""
+    keys = {k for r in rows for k in r}
+    lead = [k for k in HEADLINE if k in keys]
+    return lead + sorted(keys - set(lead) - {"iteration", "step", "run_id"})
+
+
+def metrics_csv(records: Sequence[IterationRecord]) -> str:
+    """metrics.csv: one row per iteration (iteration, step, run_id, then every metric)."""
+    rows = [r.row() for r in records]
+    columns = ["iteration", "step", "run_id", *metric_columns([r.metrics for r in records])]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: row.get(c, "") for c in columns})
+    return buf.getvalue()
+
+
+_TEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
+
+
+def tex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell.
+
+    >>> tex_escape("a_b & 50%")
+    'a\\\\_b \\\\& 50\\\\%'
+    """
+    return "".join(_TEX_SPECIAL.get(c, c) for c in text)
+
+
+def _tex_number(key: str, value: float | None) -> str:
+    if value is None:
+        return "--"
+    if key in ("documents",):
+        return str(int(value))
+    if key == "tokens_per_doc":
+        return f"{value:,.0f}".replace(",", "{,}")
+    return f"{value:.3f}"
+
+
+def metrics_latex(records: Sequence[IterationRecord]) -> str:
+    """metrics.tex: a booktabs table of the headline metrics, the best iteration in bold."""
+    cols = [k for k in HEADLINE if any(k in r.metrics for r in records)]
+    best = best_index([r.metrics for r in records])
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        r"\caption{Extraction scores per prompt iteration (best in bold).}",
+        r"\label{tab:extract-mlflow-iterations}",
+        r"\begin{tabular}{l" + "r" * len(cols) + "}",
+        r"\toprule",
+        " & ".join(["Iteration", *(LABELS[k] for k in cols)]) + r" \\",
+        r"\midrule",
+    ]
+    for i, rec in enumerate(records):
+        cells = [tex_escape(rec.name), *(_tex_number(k, rec.metrics.get(k)) for k in cols)]
+        if i == best:
+            cells = [r"\textbf{" + c + "}" for c in cells]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _figure() -> tuple[Any, Any]:
+    from matplotlib.figure import Figure  # the OO API: no pyplot, no global backend state
+
+    fig = Figure(figsize=(7, 4), dpi=100, layout="constrained")
+    return fig, fig.subplots()
+
+
+def plot_trend(records: Sequence[IterationRecord], path: Path) -> None:
+    """trend.png: headline scores per iteration; the best iteration marked."""
+    fig, ax = _figure()
+    names = [r.name for r in records]
+    for key in TREND_KEYS:
+        values = [r.metrics.get(key, math.nan) for r in records]
+        if not all(math.isnan(v) for v in values):
+            ax.plot(names, values, marker="o", label=LABELS[key])
+    best = best_index([r.metrics for r in records])
+    if best is not None:
+        ax.axvline(best, color="grey", linestyle=":", label=f"best ({records[best].name})")
+    ax.set(xlabel="iteration", ylabel="score", ylim=(0, 1.02), title="Scores per iteration")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    fig.savefig(path)
+
+
+def plot_tokens(records: Sequence[IterationRecord], path: Path) -> None:
+    """tokens.png: tokens per document per iteration (a note when no usage was recorded)."""
+    fig, ax = _figure()
+    values = [r.metrics.get("tokens_per_doc") for r in records]
+    if any(v is not None for v in values):
+        ax.bar([r.name for r in records], [v or 0.0 for v in values], color="tab:purple")
+        ax.set(xlabel="iteration", ylabel="tokens per document")
+    else:
+        ax.text(0.5, 0.5, "no token usage recorded", ha="center", va="center")
+        ax.set_axis_off()
+    ax.set_title("Token cost per iteration")
+    fig.savefig(path)
+
+
+def write_parent_artifacts(records: Sequence[IterationRecord], folder: Path) -> Path:
+    """Write metrics.csv, trend.png, tokens.png, metrics.tex and best_prompt.txt into
+    `folder`/eval and return that directory."""
+    out = folder / ARTIFACT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics.csv").write_text(metrics_csv(records), encoding="utf-8")
+    (out / "metrics.tex").write_text(metrics_latex(records), encoding="utf-8")
+    plot_trend(records, out / "trend.png")
+    plot_tokens(records, out / "tokens.png")
+    best = best_index([r.metrics for r in records])
+    prompt = records[best].prompt if best is not None else None
+    (out / "best_prompt.txt").write_text(prompt if prompt is not None else "", encoding="utf-8")
+    return out
+
+
+# -- the logger --------------------------------------------------------------------------------
+class IterationLogger:
+    """Log a prompt-optimisation loop into one parent run (see the module docstring).
+
+    The parent run is opened on ``__enter__`` (or the caller's active run is used) and ends
+    FINISHED when the block ends normally, FAILED when it raises. Each :meth:`log` call is one
+    step of the parent's metric history and one child run.
+    """
+
+    def __init__(
+        self,
+        *,
+        tracking_uri: str | None = None,
+        experiment: str | None = None,
+        run_name: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        tags: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        self._tracker = Tracker(tracking_uri)
+        self._experiment = experiment
+        self._run_name = run_name
+        self._params = dict(params or {})
+        self._tags = {str(k): str(v) for k, v in (tags or {}).items()}
+        self._run_id = run_id
+        self._stack = contextlib.ExitStack()
+        self._parent: RunTarget | None = None
+        self._tmp = Path()
+        self.result: IterationsResult | None = None
+
+    def __enter__(self) -> IterationLogger:
+        tracker = self._stack.enter_context(self._tracker)
+        self._tmp = Path(self._stack.enter_context(tempfile.TemporaryDirectory()))
+        try:
+            check_user_keys(self._params, self._tags)
+            with tracker.errors():
+                self._parent = tracker.open_run(
+                    experiment=self._experiment,
+                    run_name=self._run_name,
+                    tags=self._tags,
+                    run_id=self._run_id,
+                )
+        except BaseException:
+            self._stack.close()
+            raise
+        self.result = IterationsResult(tracker.logged(self._parent))
+        return self
+
+    @property
+    def parent(self) -> RunTarget:
+        if self._parent is None:
+            raise RuntimeError("IterationLogger used outside its `with` block")
+        return self._parent
+
+    def log(
+        self,
+        report: Report | Iteration,
+        *,
+        prompt: str | None = None,
+        name: str | None = None,
+        tokens_per_doc: float | None = None,
+    ) -> LoggedRun:
+        """Log one iteration: a child run with its prompt, and one step of the parent's metric
+        history. Returns the child run."""
+        it = (
+            report
+            if isinstance(report, Iteration)
+            else Iteration(report, prompt, name, tokens_per_doc)
+        )
+        assert self.result is not None, "IterationLogger used outside its `with` block"
+        step = len(self.result.records)
+        label = it.name or f"{step + 1:02d}"
+        with self._tracker.errors():
+            if step == 0:
+                self._describe_parent(it.report)
+            child = self._log_child(it, step, label)
+            self._tracker.log_batches(self.parent.run_id, it.metrics(), step=step)
+        self.result.records.append(IterationRecord(step, label, it.metrics(), it.prompt, child))
+        return child
+
+    def _describe_parent(self, report: Report) -> None:
+        """Params, tags and the gold dataset input of the loop (from its first iteration)."""
+        params = report_params(report, self._params)
+        params.pop("pred_digest", None)  # differs per iteration: lives on the child runs
+        tags = report_tags(report, self._tags, note=False)
+        if not self.parent.owned and RUN_TYPE_TAG in self.parent.tags:
+            tags.pop(RUN_TYPE_TAG)  # never relabel a run the caller typed
+        self._tracker.log_batches(self.parent.run_id, params=params, tags=tags)
+        self._tracker.client.log_inputs(self.parent.run_id, [gold_dataset_input(report)])
+
+    def _log_child(self, it: Iteration, step: int, label: str) -> LoggedRun:
+        folder = self._tmp / f"iteration-{step}"
+        prompts: list[Path] = []
+        if it.prompt is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            prompts.append(folder / PROMPT_FILE)
+            prompts[0].write_text(it.prompt, encoding="utf-8")
+        eval_dir = write_eval_artifacts(it.report, folder / "artifacts", prompts)
+        tracker = self._tracker
+        target = tracker.open_run(
+            run_name=f"{self._run_name or 'iteration'} {label}",
+            tags={ITERATION_TAG: label, **self._tags},
+            parent_run_id=self.parent.run_id,
+            reuse_caller_run=False,
+        )
+        with tracker.run_scope(target):
+            tracker.log_evaluation(
+                target, it.report, eval_dir, params=self._params, tags=self._tags
+            )
+            extra = it.metrics().keys() - it.report.metrics().keys()
+            if extra:
+                tracker.log_batches(target.run_id, {k: it.metrics()[k] for k in extra})
+        return tracker.logged(target)
+
+    def _finish_parent(self) -> None:
+        assert self.result is not None
+        records = self.result.records
+        tags: dict[str, str] = {}
+        if records:
+            out = write_parent_artifacts(records, self._tmp / "parent")
+            self._tracker.client.log_artifacts(self.parent.run_id, str(out), ARTIFACT_DIR)
+            best = self.result.best
+            assert best is not None
+            tags[BEST_TAG] = best.name
+            if self.parent.owned:
+                tags[NOTE_TAG] = _parent_note(records, best)
+        self._tracker.log_batches(self.parent.run_id, tags=tags)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            with self._tracker.run_scope(self.parent):
+                if exc is not None:
+                    raise exc
+                self._finish_parent()
+        finally:
+            self._stack.close()
+
+
+def _parent_note(records: Sequence[IterationRecord], best: IterationRecord) -> str:
+    key = selection_key([r.metrics for r in records])
+    score = best.metrics.get(key)
+    shown = f"{score:.3f}" if score is not None else "n/a"
+    return (
+        f"extract_mlflow prompt iterations: {len(records)} iterations; best {best.name} "
+        f"({key} {shown}). Child runs hold each iteration's prompt and diagnostics."
+    )
+
+
+def log_iterations(iterations: Iterable[Iteration], **kwargs: Any) -> IterationsResult:
+    """Log every iteration (a list, or a generator that runs the loop lazily) into one parent
+    run; keyword arguments as for :class:`IterationLogger`."""
+    with IterationLogger(**kwargs) as loop:
+        for it in iterations:
+            loop.log(it)
+    assert loop.result is not None
+    return loop.result
+
+
+# -- a folder of iterations --------------------------------------------------------------------
+@dataclass(frozen=True)
+class IterationInput:
+    """One iteration folder: ``NN/pred.jsonl`` and, when present, ``NN/prompt.txt``."""
+
+    name: str
+    pred: Path
+    prompt: Path | None
+
+
+def _natural_key(name: str) -> tuple[Any, ...]:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def find_iterations(folder: str | Path) -> list[IterationInput]:
+    """The iteration sub-folders of `folder` (those holding pred.jsonl), in natural order
+    (2 before 10). An InputError when there are none."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory of iterations (NN/pred.jsonl + NN/prompt.txt)")
+    found = []
+    for sub in sorted(
+        (p for p in root.iterdir() if p.is_dir()), key=lambda p: _natural_key(p.name)
+    ):
+        pred = sub / PRED_FILE
+        if pred.is_file():
+            prompt = sub / PROMPT_FILE
+            found.append(IterationInput(sub.name, pred, prompt if prompt.is_file() else None))
+    if not found:
+        raise InputError(f"{root}: no iteration folders with {PRED_FILE} (expected NN/{PRED_FILE})")
+    return found
+
+
+def default_gold(folder: str | Path) -> Path | None:
+    """``<folder>/gold.jsonl`` when it exists (the default gold of ``score-iterations``)."""
+    path = Path(folder) / "gold.jsonl"
+    return path if path.is_file() else None
+
+
+def usage_tokens_per_doc(pred: Path, documents: int) -> float | None:
+    """Σ(input + output tokens) / documents from the predictions' ``usage`` objects
+    (``input_tokens``/``output_tokens`` or ``tokens``); None when no line records usage."""
+    total, seen = 0.0, False
+    with pred.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            usage = _usage(line)
+            if usage is not None:
+                total, seen = total + usage, True
+    return total / documents if seen and documents else None
+
+
+def _usage(line: str) -> float | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    usage = obj.get("usage") if isinstance(obj, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
+    if all(p is None for p in parts):
+        parts = [usage.get("tokens")]
+    numbers = [float(p) for p in parts if isinstance(p, int | float) and not isinstance(p, bool)]
+    return sum(numbers) if numbers else None
+
+
+def score_iterations(
+    folder: str | Path,
+    gold: str | Path,
+    config: Config | str | Path | Mapping[str, Any] | None = None,
+    *,
+    id_key: str | None = None,
+) -> list[Iteration]:
+    """Score every iteration folder against `gold` (read once)."""
+    from .loading import load_gold
+    from .scoring import evaluate, resolve_config
+
+    cfg = resolve_config(config, id_key)
+    gold_set = load_gold(gold, cfg.id_key)
+    out = []
+    for item in find_iterations(folder):
+        report = evaluate(gold_set, item.pred, cfg)
+        prompt = item.prompt.read_text(encoding="utf-8") if item.prompt else None
+        tokens = usage_tokens_per_doc(item.pred, len(report.documents))
+        out.append(Iteration(report, prompt, item.name, tokens))
+    return out
+
+
+def log_iteration_dir(
+    folder: str | Path,
+    gold: str | Path | None = None,
+    config: Config | str | Path | Mapping[str, Any] | None = None,
+    *,
+    id_key: str | None = None,
+    **log_kwargs: Any,
+) -> IterationsResult:
+    """Score a folder of ``NN/pred.jsonl`` + ``NN/prompt.txt`` (gold: `gold`, else
+    ``<folder>/gold.jsonl``) and log it as one parent run with a child per iteration."""
+    gold_path = Path(gold) if gold is not None else default_gold(folder)
+    if gold_path is None:
+        raise InputError(f"{folder}: no gold given and no {Path(folder) / 'gold.jsonl'}")
+    iterations = score_iterations(folder, gold_path, config, id_key=id_key)
+    return log_iterations(iterations, **log_kwargs)

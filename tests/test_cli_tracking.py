@@ -1,0 +1,165 @@
+"""The CLI's MLflow side, driven as a user would: `score` logs a run (embedded store and a real
+server), `score-iterations` logs a parent run with a step per iteration, `demo` fills a store,
+and an unreachable server is one line and exit 2 within seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import MlflowServer, assert_run_holds_report
+
+from extract_mlflow import evaluate
+from extract_mlflow.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "invoices"
+GOLD = str(EXAMPLE / "gold.jsonl")
+BASELINE = str(EXAMPLE / "pred_baseline.jsonl")
+IMPROVED = str(EXAMPLE / "pred_improved.jsonl")
+CONFIG = str(EXAMPLE / "config.toml")
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def client_for(uri: str):  # type: ignore[no-untyped-def]
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def test_score_logs_one_run_to_the_embedded_store(mlflow_env: Path, tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'cli.db'}"
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Extract every invoice field as JSON.\n", encoding="utf-8")
+    code, out, err = cli(
+        "score", GOLD, IMPROVED, "--config", CONFIG, "--tracking-uri", uri,
+        "--experiment", "cli", "--run-name", "improved", "--tag", "team=docs",
+        "--param", "model=test-model", "--prompt", str(prompt), "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    report = evaluate(GOLD, IMPROVED, CONFIG)
+    client = client_for(uri)
+    run = client.get_run(data["run_id"])
+    assert run.info.status == "FINISHED"
+    assert run.info.run_name == "improved"
+    assert client.get_experiment(run.info.experiment_id).name == "cli"
+    assert_run_holds_report(
+        client,
+        data["run_id"],
+        report,
+        tmp_path / "download",
+        prompts={"prompt.txt": prompt.read_text(encoding="utf-8")},
+        params={"model": "test-model"},
+        tags={"team": "docs"},
+    )
+    assert f"logged run {data['run_id']}" in err
+
+
+def test_score_registers_a_model_version(mlflow_env: Path, tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'reg.db'}"
+    code, out, err = cli(
+        "score", GOLD, BASELINE, "--config", CONFIG, "--tracking-uri", uri,
+        "--register", "invoice-extractor", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    version = client_for(uri).get_model_version("invoice-extractor", data["model_version"])
+    assert version.run_id == data["run_id"]
+
+
+def test_score_gate_failure_still_logs_the_run(mlflow_env: Path, tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'gate.db'}"
+    code, out, err = cli(
+        "score", GOLD, BASELINE, "--config", CONFIG, "--tracking-uri", uri,
+        "--min-f1", "0.95", "--format", "json",
+    )  # fmt: skip
+    assert code == 1
+    assert "gate failed: f1 0.865 is below 0.95" in err
+    run = client_for(uri).get_run(json.loads(out)["run_id"])
+    assert run.info.status == "FINISHED"
+
+
+@pytest.mark.server
+def test_score_logs_to_a_real_server(mlflow_server: MlflowServer, tmp_path: Path) -> None:
+    code, out, err = cli(
+        "score", GOLD, IMPROVED, "--config", CONFIG, "--tracking-uri", mlflow_server.uri,
+        "--experiment", "cli-server", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    report = evaluate(GOLD, IMPROVED, CONFIG)
+    assert_run_holds_report(client_for(mlflow_server.uri), run_id, report, tmp_path)
+
+
+@pytest.mark.server
+def test_unreachable_server_is_one_line_and_exit_2_fast(
+    start_server: object, tmp_path: Path
+) -> None:
+    server = start_server()  # type: ignore[operator]
+    uri = server.uri
+    server.stop()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "extract_mlflow", "score", GOLD, IMPROVED, "--tracking-uri", uri],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and uri in lines[0], done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert elapsed < 10, elapsed
+
+
+def test_score_iterations_logs_a_step_per_iteration(mlflow_env: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "loop"
+    for name, pred, prompt in (("01", BASELINE, "first"), ("02", IMPROVED, "second")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "pred.jsonl").write_bytes(Path(pred).read_bytes())
+        (folder / name / "prompt.txt").write_text(prompt, encoding="utf-8")
+    uri = f"sqlite:///{tmp_path / 'iter.db'}"
+    code, out, err = cli(
+        "score-iterations", str(folder), "--gold", GOLD, "--config", CONFIG,
+        "--tracking-uri", uri, "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["best_iteration"] == "02"
+    client = client_for(uri)
+    history = client.get_metric_history(data["run_id"], "f1")
+    expected = [evaluate(GOLD, p, CONFIG).micro.f1 for p in (BASELINE, IMPROVED)]
+    assert [m.step for m in history] == [0, 1]
+    assert [m.value for m in history] == pytest.approx(expected)
+    best = Path(client.download_artifacts(data["run_id"], "eval/best_prompt.txt", str(tmp_path)))
+    assert best.read_text(encoding="utf-8").strip() == "second"
+
+
+def test_demo_fills_the_embedded_default_store(mlflow_env: Path) -> None:
+    code, out, err = cli("demo")
+    assert code == 0, err
+    assert "baseline" in out and "improved" in out and "mlflow ui" in out
+    uri = f"sqlite:///{mlflow_env / 'mlflow.db'}"
+    assert (mlflow_env / "mlflow.db").is_file(), "the default store is in the working directory"
+    client = client_for(uri)
+    (exp,) = [e for e in client.search_experiments() if e.name == "extract-mlflow-demo"]
+    runs = client.search_runs([exp.experiment_id])
+    assert {r.info.run_name for r in runs} >= {"demo-baseline", "demo-improved"}
+    assert all(r.info.status == "FINISHED" and "f1" in r.data.metrics for r in runs)
+    versions = client.search_model_versions("name='invoice-extractor'")
+    assert len(versions) == 2
