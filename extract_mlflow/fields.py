@@ -27,6 +27,10 @@ HALLUCINATED = "hallucinated"
 PARSE_FAILURE = "parse_failure"
 CATEGORIES = (WRONG_VALUE, TYPE_ERR, MISSING, HALLUCINATED, PARSE_FAILURE)
 
+META_KEYS = ("usage", "latency_ms")
+"""Top-level keys that describe the model call, not the document: never scored."""
+_NO_SKIP: frozenset[str] = frozenset()
+
 
 @dataclass(slots=True)
 class ErrorRecord:
@@ -96,6 +100,7 @@ class FieldScorer:
         self.config = config or Config()
         self.comparators = Comparators(self.config)
         self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
+        self._top_skip = frozenset({self.config.id_key, *META_KEYS})
         self._threshold = self.config.match_threshold
         self._children: dict[str, dict[str, str]] = {}
         self._item_resolvers: dict[str, Callable[[str], Callable[[Any], Comparator] | None]] = {}
@@ -110,14 +115,13 @@ class FieldScorer:
         if pred is None:
             self.expand_gold(gold, MISSING, acc)
             return acc
-        self._dict(gold, pred, "", acc, self.config.id_key)
+        self._dict(gold, pred, "", acc, self._top_skip)
         return acc
 
     def expand_gold(self, gold: dict[str, Any], category: str, acc: DocCounts) -> None:
         """Count every gold leaf as a false negative of `category` (missing, parse_failure)."""
-        id_key = self.config.id_key
         for key, g in gold.items():
-            if key != id_key:
+            if key not in self._top_skip:
                 self._expand(g, key, acc, category, gold_side=True)
 
     # -- walking ------------------------------------------------------------------------
@@ -143,7 +147,7 @@ class FieldScorer:
         tg = type(g)
         if tg is dict and g:
             if type(p) is dict or is_absent(p):
-                self._dict(g, p if type(p) is dict else {}, path, acc, None)
+                self._dict(g, p if type(p) is dict else {}, path, acc, _NO_SKIP)
             else:
                 self._expand(g, path, acc, TYPE_ERR, gold_side=True)
                 self._expand(p, path, acc, TYPE_ERR, gold_side=False)
@@ -174,7 +178,7 @@ class FieldScorer:
             self._leaf(g, p, path, acc)
 
     def _dict(
-        self, g: dict[str, Any], p: dict[str, Any], parent: str, acc: Acc, skip: str | None
+        self, g: dict[str, Any], p: dict[str, Any], parent: str, acc: Acc, skip: frozenset[str]
     ) -> None:
         """Walk the keys of a gold object and its predicted counterpart.
 
@@ -184,7 +188,7 @@ class FieldScorer:
         counts = acc.counts
         ignored = self._ignored
         for key, gv in g.items():
-            if key == skip:
+            if key in skip:
                 continue
             path = child.get(key) or self._path(parent, key)
             pv = p.get(key)
@@ -204,7 +208,7 @@ class FieldScorer:
             else:
                 self._node(gv, pv, path, acc)
         for key, pv in p.items():
-            if key not in g and key != skip:
+            if key not in g and key not in skip:
                 self._node(None, pv, child.get(key) or self._path(parent, key), acc)
 
     def _leaf(self, g: Any, p: Any, path: str, acc: Acc) -> None:
@@ -281,7 +285,7 @@ class FieldScorer:
 
     def _item(self, g: Any, p: Any, ipath: str, acc: Acc) -> None:
         if type(g) is dict and type(p) is dict:
-            self._dict(g, p, ipath, acc, None)
+            self._dict(g, p, ipath, acc, _NO_SKIP)
         else:
             self._node(g, p, ipath, acc)
 

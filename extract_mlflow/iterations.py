@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import json
 import logging
 import math
 import re
@@ -524,33 +523,6 @@ def default_gold(folder: str | Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def usage_tokens_per_doc(pred: Path, documents: int) -> float | None:
-    """Σ(input + output tokens) / documents from the predictions' ``usage`` objects
-    (``input_tokens``/``output_tokens`` or ``tokens``); None when no line records usage."""
-    total, seen = 0.0, False
-    with pred.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            usage = _usage(line)
-            if usage is not None:
-                total, seen = total + usage, True
-    return total / documents if seen and documents else None
-
-
-def _usage(line: str) -> float | None:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    usage = obj.get("usage") if isinstance(obj, dict) else None
-    if not isinstance(usage, dict):
-        return None
-    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
-    if all(p is None for p in parts):
-        parts = [usage.get("tokens")]
-    numbers = [float(p) for p in parts if isinstance(p, int | float) and not isinstance(p, bool)]
-    return sum(numbers) if numbers else None
-
-
 def score_iterations(
     folder: str | Path,
     gold: str | Path,
@@ -568,7 +540,7 @@ def score_iterations(
     for item in find_iterations(folder):
         report = evaluate(gold_set, item.pred, cfg)
         prompt = item.prompt.read_text(encoding="utf-8") if item.prompt else None
-        tokens = usage_tokens_per_doc(item.pred, len(report.documents))
+        tokens = report.tokens_per_doc
         out.append(Iteration(report, prompt, item.name, tokens))
     return out
 

@@ -142,6 +142,8 @@ class Report:
     gold_digest: str | None = None
     pred_digest: str | None = None
     scorer_version: str = __version__
+    tokens_per_doc: float | None = None
+    """Σ(input + output tokens) / documents from the predictions' `usage`; None if unrecorded"""
 
     # -- headline scores ---------------------------------------------------------------
     @property
@@ -192,6 +194,7 @@ class Report:
             "macro_f1": self.macro_f1,
             "parse_failure_rate": self.parse_failure_rate,
             "documents": float(len(self.documents)),
+            "tokens_per_doc": self.tokens_per_doc,
         }
         for path, f in self.fields.items():
             out[metric_key("field_f1", path)] = f.counts.f1
@@ -210,6 +213,7 @@ class Report:
             "errors": self.errors,
             "parse_failures": self.parse_failures,
             "parse_failure_rate": self.parse_failure_rate,
+            "tokens_per_doc": self.tokens_per_doc,
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             "skipped": self.skipped,

@@ -100,6 +100,7 @@ def _score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
         documents.append(_document(doc_id, status, acc, reason))
     unknown = sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))
     return Report(
+        tokens_per_doc=tokens_per_doc(ps.docs.get(d) for d in gs.docs),
         documents=documents,
         fields=_fields(documents, scorer),
         config=config,
@@ -112,6 +113,33 @@ def _score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
         gold_digest=gs.digest,
         pred_digest=ps.digest,
     )
+
+
+def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:
+    """Tokens one prediction's `usage` records: input + output tokens, else `tokens`."""
+    usage = pred.get("usage") if pred is not None else None
+    if not isinstance(usage, Mapping):
+        return None
+    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
+    numbers = [float(v) for v in parts if isinstance(v, int | float) and not isinstance(v, bool)]
+    if numbers:
+        return sum(numbers)
+    total = usage.get("tokens")
+    if isinstance(total, int | float) and not isinstance(total, bool):
+        return float(total)
+    return None
+
+
+def tokens_per_doc(preds: Iterable[Mapping[str, Any] | None]) -> float | None:
+    """Σ tokens over the predictions of the gold documents / documents; None when no
+    prediction records usage (a document without a prediction counts as 0 tokens)."""
+    total, documents, seen = 0.0, 0, False
+    for pred in preds:
+        documents += 1
+        tokens = usage_tokens(pred)
+        if tokens is not None:
+            total, seen = total + tokens, True
+    return total / documents if seen and documents else None
 
 
 def _configured_ignores(config: Config) -> set[str]:

@@ -30,7 +30,6 @@ from extract_mlflow.iterations import (
     plot_tokens,
     plot_trend,
     tex_escape,
-    usage_tokens_per_doc,
 )
 from extract_mlflow.report import Report
 from extract_mlflow.tracking import PARENT_RUN_TAG, LoggedRun
@@ -113,17 +112,20 @@ def test_find_iterations_natural_order(tmp_path: Path) -> None:
         find_iterations(tmp_path / "missing")
 
 
-def test_usage_tokens_per_doc(tmp_path: Path) -> None:
-    pred = tmp_path / "pred.jsonl"
-    lines = [
-        {"id": "a", "usage": {"input_tokens": 100, "output_tokens": 20}},
-        {"id": "b", "usage": {"tokens": 80}},
-        {"id": "c"},
+def test_tokens_per_doc_comes_from_usage_and_is_not_scored() -> None:
+    gold = [{"id": k, "x": 1} for k in "abcd"]
+    pred = [
+        {"id": "a", "x": 1, "usage": {"input_tokens": 100, "output_tokens": 20}},
+        {"id": "b", "x": 1, "usage": {"tokens": 80}, "latency_ms": 900},
+        {"id": "c", "x": 1},
+        {"id": "z", "usage": {"tokens": 5000}},  # not a gold document: not counted
+        "{broken",
     ]
-    pred.write_text("\n".join(json.dumps(x) for x in lines) + "\n{broken\n")
-    assert usage_tokens_per_doc(pred, 4) == 50.0
-    pred.write_text('{"id": "a"}\n')
-    assert usage_tokens_per_doc(pred, 1) is None
+    report = evaluate(gold, pred)
+    assert report.tokens_per_doc == (120 + 80) / 4
+    assert report.metrics()["tokens_per_doc"] == 50.0
+    assert set(report.fields) == {"x"}  # usage and latency_ms are metadata
+    assert evaluate(gold, [{"id": "a", "x": 1}]).tokens_per_doc is None
 
 
 # -- logging a loop ------------------------------------------------------------------------------
@@ -244,7 +246,9 @@ def test_score_iterations_dir(mlflow_env: Path, local_store: str, tmp_path: Path
     first = result.records[0].metrics
     direct = evaluate(folder / "gold.jsonl", folder / "01" / "pred.jsonl", EXAMPLE / "config.toml")
     assert first == {**direct.metrics(), "tokens_per_doc": first["tokens_per_doc"]}
-    assert first["tokens_per_doc"] == 9 * 1100 / 10  # 9 readable lines with usage, 10 documents
+    # 10 gold documents; 8 predictions of them record usage (inv-007 is broken, inv-008
+    # missing; inv-999 is not a gold document)
+    assert first["tokens_per_doc"] == 8 * 1100 / 10
     with pytest.raises(InputError, match="no gold"):
         log_iteration_dir(tmp_path / "runs" / "01")
 
