@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
+from .layout import LayoutConfig
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
 FIELD_TYPES: tuple[str, ...] = FieldType.__args__  # type: ignore[attr-defined]
@@ -58,9 +59,11 @@ class Config(_Strict):
     """The whole scoring config."""
 
     id_key: str = Field(default="id", strict=True)
+    text_key: str = Field(default="output", strict=True)
     match_threshold: float = Field(default=0.0, ge=0, le=1, strict=True)
     date_formats: tuple[str, ...] = ("%Y-%m-%d",)
     fields: dict[str, FieldRule] = Field(default_factory=dict)
+    layout: LayoutConfig = Field(default_factory=LayoutConfig)
 
     @field_validator("fields")
     @classmethod
@@ -87,7 +90,9 @@ class Config(_Strict):
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:
-    first = err.errors()[0]
+    errors = err.errors()
+    # an unknown key explains a "field required" next to it (a typo), so it is named first
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     key = ".".join(str(p) for p in first["loc"]) or "<root>"
     if first["type"] == "extra_forbidden":
         return f"{source}: unknown config key '{key}'"

@@ -39,6 +39,47 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _run_lines(report: Report) -> list[str]:
+    """Layout, composite, cost and latency headline lines (only those that exist)."""
+    lines = []
+    if report.layout_score is not None:
+        lines.append(f"- layout score (mean): {fmt(report.layout_score)}")
+        lines.append(f"- composite (F1 × layout): {fmt(report.composite)}")
+    if report.tokens_per_doc is not None:
+        lines.append(f"- tokens per document: {report.tokens_per_doc:.0f}")
+    p50, p95 = report.latency_ms(0.5), report.latency_ms(0.95)
+    if p50 is not None and p95 is not None:
+        lines.append(f"- latency p50 / p95: {p50:.0f} / {p95:.0f} ms")
+    return lines
+
+
+def _layout_markdown(report: Report) -> list[str]:
+    docs = report.layouts
+    if not docs:
+        return []
+    lines = [
+        "",
+        "## Pages",
+        "",
+        "| document | layout | missing sections | rows (pred/gold) | F1 | composite |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for d in docs:
+        assert d.layout is not None
+        missing = "; ".join(f"{t} ({why})" for t, why in d.layout.missing.items()) or "—"
+        lines.append(
+            f"| {_md_cell(d.id)} | {len(d.layout.present)}/{d.layout.required} "
+            f"| {_md_cell(missing)} | {d.rows_pred or 0}/{d.rows_gold or 0} "
+            f"| {fmt(d.counts.f1)} | {fmt(d.composite)} |"
+        )
+    recall = report.field_recall_lines()
+    if recall:
+        lines += ["", "Recall by field, worst first: " + ", ".join(f"`{r}`" for r in recall)]
+    problems = [(d.id, p) for d in docs if d.layout for p in d.layout.problems]
+    lines += [f"- `{_md_cell(i)}`: {_md_cell(p)}" for i, p in problems]
+    return lines
+
+
 def report_markdown(report: Report) -> str:
     m = report.micro
     lines = [
@@ -49,7 +90,9 @@ def report_markdown(report: Report) -> str:
         f" (TP {m.tp}, FP {m.fp}, FN {m.fn})",
         f"- macro F1: {fmt(report.macro_f1)}",
         f"- parse failures: {len(report.parse_failures)} ({fmt(report.parse_failure_rate)})",
+        *_run_lines(report),
         f"- signature: `{report.signature()}`",
+        *_layout_markdown(report),
         "",
         "## Fields (worst first)",
         "",
@@ -109,6 +152,11 @@ def _notes(report: Report) -> list[str]:
         notes.append("skipped (ignore = true): " + ", ".join(f"`{s}`" for s in report.skipped))
     for path, n in report.gold_type_errors.items():
         notes.append(f"{n} gold value(s) of `{path}` do not read as its type; compared as text")
+    for d in report.layouts:
+        if d.layout is not None and d.layout.missing:
+            why = ", ".join(f"{t} ({w})" for t, w in d.layout.missing.items())
+            notes.append(f"`{d.id}` layout {len(d.layout.present)}/{d.layout.required}: {why}")
+    notes.extend(report.notes)
     return notes
 
 
@@ -120,6 +168,10 @@ def report_table(report: Report) -> str:
         f"  F1 {fmt(m.f1)}  macro F1 {fmt(report.macro_f1)}"
         f"  parse failures {len(report.parse_failures)}"
     )
+    if report.layout_score is not None:
+        head += f"  layout {fmt(report.layout_score)}  composite {fmt(report.composite)}"
+    if report.tokens_per_doc is not None:
+        head += f"  tokens/doc {report.tokens_per_doc:.0f}"
     rows = [("field", "type", "TP", "FP", "FN", "P", "R", "F1")]
     for f in fields_worst_first(report):
         c = f.counts

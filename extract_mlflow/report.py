@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .config import Config
 from .fields import CATEGORIES, ErrorRecord
+from .layout import LayoutResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,14 +102,49 @@ class DocumentResult:
     fields: dict[str, list[int]]
     errors: list[ErrorRecord]
     reason: str | None = None
+    layout: LayoutResult | None = None
+    """how the page meets its layout profile (pages and profiled documents only)"""
+    rows_gold: int | None = None
+    rows_pred: int | None = None
+    tokens: float | None = None
+    latency_ms: float | None = None
+
+    @property
+    def composite(self) -> float | None:
+        """F1 × layout score: no layout, no score."""
+        f1 = self.counts.f1
+        if self.layout is None:
+            return None
+        return (f1 or 0.0) * self.layout.score
+
+    def progress_line(self) -> str:
+        """One line for the terminal: "doc: matched 95/266 gold cells, rows 19/38, ..."."""
+        c = self.counts
+        parts = [f"{self.id}: matched {c.tp}/{c.tp + c.fn} gold cells"]
+        if self.rows_gold is not None or self.rows_pred is not None:
+            parts.append(f"rows {self.rows_pred or 0}/{self.rows_gold or 0}")
+        if self.tokens is not None:
+            parts.append(f"{self.tokens:.0f} tokens")
+        if self.layout is not None:
+            parts.append(f"layout {len(self.layout.present)}/{self.layout.required}")
+        if self.status != "scored":
+            parts.append(self.status)
+        return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "status": self.status,
             **self.counts.to_dict(),
             "reason": self.reason,
         }
+        if self.layout is not None:
+            out["layout"] = self.layout.to_dict()
+            out["composite"] = self.composite
+        for key in ("rows_gold", "rows_pred", "tokens", "latency_ms"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
 
 
 def metric_key(prefix: str, path: str) -> str:
@@ -144,6 +180,47 @@ class Report:
     scorer_version: str = __version__
     tokens_per_doc: float | None = None
     """Σ(input + output tokens) / documents from the predictions' `usage`; None if unrecorded"""
+    notes: list[str] = field(default_factory=list)
+
+    # -- pages -------------------------------------------------------------------------
+    @property
+    def layouts(self) -> list[DocumentResult]:
+        """The documents that have a layout (pages scored against a profile)."""
+        return [d for d in self.documents if d.layout is not None]
+
+    @property
+    def layout_score(self) -> float | None:
+        """Mean layout score over the documents with a profile; None without any."""
+        docs = self.layouts
+        return sum(d.layout.score for d in docs if d.layout) / len(docs) if docs else None
+
+    @property
+    def composite(self) -> float | None:
+        """Micro F1 × mean layout score (the optimised score of page runs)."""
+        layout = self.layout_score
+        if layout is None:
+            return None
+        return (self.micro.f1 or 0.0) * layout
+
+    def latency_ms(self, q: float) -> float | None:
+        """The q-quantile (0..1) of the predictions' `latency_ms` (linear interpolation)."""
+        values = sorted(d.latency_ms for d in self.documents if d.latency_ms is not None)
+        if not values:
+            return None
+        pos = q * (len(values) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(values) - 1)
+        return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+
+    def field_recall_lines(self) -> list[str]:
+        """Per-field recall worst first, as matched/gold ("rows[].cat_conc 3/10")."""
+        rows = [
+            (f.counts.recall, p, f.counts.tp, f.counts.tp + f.counts.fn)
+            for p, f in self.fields.items()
+            if f.counts.tp + f.counts.fn
+        ]
+        rows.sort(key=lambda r: (r[0] if r[0] is not None else 0.0, r[1]))
+        return [f"{p} {tp}/{gold}" for _, p, tp, gold in rows]
 
     # -- headline scores ---------------------------------------------------------------
     @property
@@ -195,6 +272,10 @@ class Report:
             "parse_failure_rate": self.parse_failure_rate,
             "documents": float(len(self.documents)),
             "tokens_per_doc": self.tokens_per_doc,
+            "layout_score": self.layout_score,
+            "composite": self.composite,
+            "latency_p50_ms": self.latency_ms(0.5),
+            "latency_p95_ms": self.latency_ms(0.95),
         }
         for path, f in self.fields.items():
             out[metric_key("field_f1", path)] = f.counts.f1
@@ -214,6 +295,10 @@ class Report:
             "parse_failures": self.parse_failures,
             "parse_failure_rate": self.parse_failure_rate,
             "tokens_per_doc": self.tokens_per_doc,
+            "latency_ms": {"p50": self.latency_ms(0.5), "p95": self.latency_ms(0.95)},
+            "layout": self._layout_dict(),
+            "field_recall": self.field_recall_lines(),
+            "notes": self.notes,
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             "skipped": self.skipped,
@@ -225,6 +310,24 @@ class Report:
             "predictions": {"source": self.pred_source, "sha256": self.pred_digest},
             "config_digest": self.config.digest(),
             "scorer_version": self.scorer_version,
+        }
+
+    def _layout_dict(self) -> dict[str, Any] | None:
+        docs = self.layouts
+        if not docs:
+            return None
+        return {
+            "layout_score": self.layout_score,
+            "composite": self.composite,
+            "documents": {
+                d.id: {
+                    **(d.layout.to_dict() if d.layout else {}),
+                    "composite": d.composite,
+                    "rows_gold": d.rows_gold,
+                    "rows_pred": d.rows_pred,
+                }
+                for d in docs
+            },
         }
 
     def to_frame(self, kind: str = "fields") -> pd.DataFrame:
@@ -297,6 +400,10 @@ class Report:
             "fp": np.array([d.counts.fp for d in self.documents], dtype=np.int64),
             "fn": np.array([d.counts.fn for d in self.documents], dtype=np.int64),
         }
+        if self.layouts:
+            data["layout_score"] = np.array(
+                [d.layout.score if d.layout else np.nan for d in self.documents]
+            )
         for p in paths:
             i = 3 * col[p]
             data[f"field_tp/{p}"] = mat[:, i]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._runtime import gc_paused
 from .config import Config, load_config
+from .errors import ConfigError
 from .fields import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
+from .layout import LayoutProfile, LayoutResult, check_layout, page_rows, parse_page
 from .loading import (
     GoldSet,
     PredictionSet,
@@ -63,8 +66,14 @@ def evaluate(
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
     id_key: str | None = None,
+    text_key: str | None = None,
+    profile: str | None = None,
 ) -> Report:
     """Score predictions against gold, field by field.
+
+    A prediction whose `text_key` (default ``output``) holds a wiki/markdown page is parsed:
+    the rows of its table become the list scored against the gold line's ``rows``, and its
+    sections give the layout score under `profile` (else the gold line's topic).
 
     `gold` and `pred` are JSONL paths or rows (mappings; a prediction row may also be raw JSON
     text). `config` is a :class:`Config`, a path to a TOML/JSON file, a mapping, or None.
@@ -74,30 +83,45 @@ def evaluate(
     1.0
     """
     cfg = resolve_config(config, id_key)
+    if text_key is not None and text_key != cfg.text_key:
+        cfg = cfg.model_copy(update={"text_key": text_key})
     gs, ps = load_inputs(gold, pred, cfg)
-    return score_sets(gs, ps, cfg)
+    return score_sets(gs, ps, cfg, profile=profile)
 
 
-def score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
+def score_sets(
+    gs: GoldSet, ps: PredictionSet, config: Config, *, profile: str | None = None
+) -> Report:
     """Score loaded inputs (what :func:`evaluate` does after loading)."""
+    if profile is not None and profile not in config.layout.profiles:
+        known = ", ".join(sorted(config.layout.profiles)) or "none configured"
+        raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
     with gc_paused():
-        return _score_sets(gs, ps, config)
+        return _score_sets(gs, ps, config, profile)
 
 
-def _score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
+def _score_sets(
+    gs: GoldSet, ps: PredictionSet, config: Config, profile: str | None = None
+) -> Report:
     scorer = FieldScorer(config)
     documents: list[DocumentResult] = []
+    notes: list[str] = []
     for doc_id, gold_doc in gs.docs.items():
+        pred_doc = ps.docs.get(doc_id)
+        prep = prepare_document(gold_doc, pred_doc, config, profile, notes)
         reason = None
         if doc_id in ps.parse_failures:
             acc = DocCounts()
-            scorer.expand_gold(gold_doc, PARSE_FAILURE, acc)
+            scorer.expand_gold(prep.gold, PARSE_FAILURE, acc)
             status, reason = "parse_failure", ps.parse_failures[doc_id]
         else:
-            pred_doc = ps.docs.get(doc_id)
-            acc = scorer.score(gold_doc, pred_doc)
+            acc = scorer.score(prep.gold, prep.pred)
             status = "scored" if pred_doc is not None else "missing"
-        documents.append(_document(doc_id, status, acc, reason))
+        doc = _document(doc_id, status, acc, reason)
+        doc.layout, doc.rows_gold, doc.rows_pred = prep.layout, prep.rows_gold, prep.rows_pred
+        doc.tokens = usage_tokens(pred_doc)
+        doc.latency_ms = _latency(pred_doc)
+        documents.append(doc)
     unknown = sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))
     return Report(
         tokens_per_doc=tokens_per_doc(ps.docs.get(d) for d in gs.docs),
@@ -112,7 +136,83 @@ def _score_sets(gs: GoldSet, ps: PredictionSet, config: Config) -> Report:
         pred_source=ps.source,
         gold_digest=gs.digest,
         pred_digest=ps.digest,
+        notes=notes,
     )
+
+
+@dataclass
+class Prepared:
+    """What of one document is scored, and its layout when it is a page."""
+
+    gold: dict[str, Any]
+    pred: dict[str, Any] | None
+    layout: LayoutResult | None = None
+    rows_gold: int | None = None
+    rows_pred: int | None = None
+
+
+def profile_for(gold_doc: Mapping[str, Any], config: Config, override: str | None) -> str | None:
+    """The layout profile of a document: `override` (``--profile``), else the gold line's topic
+    when a profile has that name, else the only profile there is; None without profiles."""
+    profiles = config.layout.profiles
+    if override is not None:
+        return override
+    topic = gold_doc.get(config.layout.topic_key)
+    if isinstance(topic, str) and topic in profiles:
+        return topic
+    return next(iter(profiles)) if len(profiles) == 1 else None
+
+
+def prepare_document(
+    gold_doc: dict[str, Any],
+    pred_doc: dict[str, Any] | None,
+    config: Config,
+    profile: str | None,
+    notes: list[str],
+) -> Prepared:
+    """A JSON prediction is scored as it is. A page (the prediction's `text_key` holds text) or
+    a document with a layout profile is scored on its table rows only: the gold line's `rows`
+    against the rows of the page's table section; its other gold keys are attributes."""
+    name = profile_for(gold_doc, config, profile)
+    text = pred_doc.get(config.text_key) if pred_doc is not None else None
+    is_page = isinstance(text, str) and config.text_key not in gold_doc
+    if name is None and not is_page:
+        return Prepared(gold_doc, pred_doc)
+    rows_key, id_key = config.layout.rows_key, config.id_key
+    gold_rows = gold_doc.get(rows_key)
+    gold = {id_key: gold_doc[id_key], rows_key: gold_rows}
+    spec = config.layout.profiles.get(name) if name is not None else None
+    if isinstance(text, str) and is_page:
+        page = parse_page(text, spec.required if spec else ())
+        rows, source, problems = page_rows(page, spec or _NO_PROFILE)
+        pred: dict[str, Any] | None = {rows_key: rows}
+    else:
+        page, source, problems = None, None, []
+        pred = {rows_key: pred_doc.get(rows_key)} if pred_doc is not None else None
+        if pred_doc is not None:
+            problems = [f"no page text under '{config.text_key}'"]
+    layout = None
+    if spec is not None and name is not None:
+        layout = check_layout(page, name, spec)
+        layout.rows_source, layout.problems = source, problems
+    elif name is None:
+        notes.append(f"{gold_doc[id_key]}: no layout profile (set --profile or a topic)")
+    pred_rows = pred.get(rows_key) if pred is not None else None
+    return Prepared(gold, pred, layout, _count(gold_rows), _count(pred_rows))
+
+
+_NO_PROFILE = LayoutProfile(required=("-",))
+
+
+def _count(rows: Any) -> int | None:
+    return len(rows) if isinstance(rows, list) else None
+
+
+def _latency(pred: Mapping[str, Any] | None) -> float | None:
+    value = pred.get("latency_ms") if pred is not None else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
 
 
 def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:

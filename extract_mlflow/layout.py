@@ -1,0 +1,273 @@
+"""Wiki/markdown pages: sections, ```csv blocks, and the layout score of a page against a
+profile (which sections it must have, how long the prose must be, where the table goes).
+
+A heading is a wiki heading (``== X ==``), a markdown heading (``## X``), or a line that is a
+known section title alone (case-insensitive, optional trailing colon, optional ``**bold**`` and
+leading numbering such as ``3.``). Headings inside fenced code blocks are not headings.
+
+layout_score = required sections present / required sections, where a prose section is present
+when it has at least ``min_words`` words and the table section when it holds a ```csv block with
+a header and at least one data row.
+
+>>> page = parse_page("== Catalyst ==\\nTiO2 nanoparticles\\n", titles=["Catalyst"])
+>>> [s.title for s in page.sections]
+['Catalyst']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_WIKI = re.compile(r"^\s*(={1,6})\s*(.+?)\s*\1\s*$")
+_MARKDOWN = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
+_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.)\s+")
+_WORD = re.compile(r"\w+")
+
+
+class LayoutProfile(BaseModel):
+    """What a page about one topic must contain."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    required: tuple[str, ...] = Field(min_length=1)
+    min_words: int = Field(default=20, ge=0, strict=True)
+    table_section: str | None = None
+
+
+class LayoutConfig(BaseModel):
+    """The ``[layout]`` config section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    profiles: dict[str, LayoutProfile] = Field(default_factory=dict)
+    topic_key: str = Field(default="topic", strict=True)
+    rows_key: str = Field(default="rows", strict=True)
+
+
+def title_key(text: str) -> str:
+    """How titles are compared: markup, numbering, a trailing colon, case and spacing ignored."""
+    s = text.strip().strip("*_").strip()
+    s = _NUMBERING.sub("", s)
+    s = s.rstrip(":").strip().strip("*_").strip()
+    return " ".join(s.split()).casefold()
+
+
+@dataclass
+class CsvBlock:
+    """A fenced ```csv block read with a real CSV parser."""
+
+    header: list[str]
+    rows: list[dict[str, Any]]
+    problems: list[str] = field(default_factory=list)
+    line: int = 0  # 1-based line of the opening fence on the page
+
+    @property
+    def usable(self) -> bool:
+        """A header and at least one data row."""
+        return bool(self.header) and bool(self.rows)
+
+
+@dataclass
+class Section:
+    """A heading and the text under it (up to the next heading of any level)."""
+
+    title: str
+    level: int
+    line: int
+    text: str = ""
+    csv_blocks: list[CsvBlock] = field(default_factory=list)
+
+    @property
+    def words(self) -> int:
+        """Words of prose (code blocks not counted)."""
+        return len(_WORD.findall(self.text))
+
+
+@dataclass
+class Page:
+    """A parsed page: the sections in order, and every CSV block (also those outside sections)."""
+
+    sections: list[Section]
+    csv_blocks: list[CsvBlock]
+
+    def section(self, title: str) -> Section | None:
+        """The first section with this title (compared by :func:`title_key`)."""
+        key = title_key(title)
+        return next((s for s in self.sections if title_key(s.title) == key), None)
+
+
+def _heading(line: str, known: set[str]) -> tuple[int, str] | None:
+    m = _WIKI.match(line)
+    if m:
+        return len(m.group(1)), m.group(2).strip()
+    m = _MARKDOWN.match(line)
+    if m:
+        return len(m.group(1)), m.group(2).strip()
+    if known and line.strip() and title_key(line) in known:
+        return 0, line.strip().strip("*_").rstrip(":").strip().strip("*_").strip()
+    return None
+
+
+def parse_page(text: str, titles: Iterable[str] = ()) -> Page:
+    """Split a page into sections and read its ```csv blocks. `titles` are the section titles
+    that also count as headings when they stand alone on a line."""
+    known = {title_key(t) for t in titles}
+    sections: list[Section] = []
+    blocks: list[CsvBlock] = []
+    current: Section | None = None
+    prose: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = _FENCE.match(line)
+        if fence:
+            end = _closing_fence(lines, i + 1, fence.group(1))
+            if fence.group(2).casefold() == "csv":
+                block = read_csv_block("\n".join(lines[i + 1 : end]), line=i + 1)
+                blocks.append(block)
+                if current is not None:
+                    current.csv_blocks.append(block)
+            i = end + 1
+            continue
+        heading = _heading(line, known)
+        if heading is not None:
+            _close(current, prose)
+            current, prose = Section(heading[1], heading[0], i + 1), []
+            sections.append(current)
+        else:
+            prose.append(line)
+        i += 1
+    _close(current, prose)
+    return Page(sections, blocks)
+
+
+def _closing_fence(lines: list[str], start: int, fence: str) -> int:
+    for j in range(start, len(lines)):
+        if lines[j].strip().startswith(fence[0] * len(fence)) and not lines[j].strip().strip(
+            fence[0]
+        ):
+            return j
+    return len(lines)  # an unclosed fence runs to the end of the page
+
+
+def _close(section: Section | None, prose: list[str]) -> None:
+    if section is not None:
+        section.text = "\n".join(prose).strip()
+
+
+def read_csv_block(text: str, line: int = 0) -> CsvBlock:
+    """Header + rows of a CSV block; quoted fields work; ragged rows are reported, not dropped
+    silently (missing cells are absent, extra cells are reported and left out)."""
+    records = [
+        r for r in csv.reader(io.StringIO(text), skipinitialspace=True) if any(c.strip() for c in r)
+    ]
+    if not records:
+        return CsvBlock([], [], ["empty csv block"], line)
+    header = _header([c.strip() for c in records[0]])
+    rows: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for n, record in enumerate(records[1:], start=2):
+        cells = [c.strip() for c in record]
+        if len(cells) != len(header):
+            problems.append(f"csv row {n} has {len(cells)} cells, the header has {len(header)}")
+        rows.append(
+            {h: (cells[k] if k < len(cells) and cells[k] else None) for k, h in enumerate(header)}
+        )
+    if not rows:
+        problems.append("csv block has a header but no data row")
+    return CsvBlock(header, rows, problems, line)
+
+
+def _header(cells: list[str]) -> list[str]:
+    out: list[str] = []
+    for k, name in enumerate(cells, start=1):
+        base = name or f"column_{k}"
+        unique, n = base, 2
+        while unique in out:
+            unique, n = f"{base}_{n}", n + 1
+        out.append(unique)
+    return out
+
+
+@dataclass
+class LayoutResult:
+    """How a page meets its profile."""
+
+    profile: str
+    required: int
+    present: list[str]
+    missing: dict[str, str]  # title -> why ("absent", "too short: 12 < 20 words", ...)
+    rows_source: str | None = None  # "table_section", "first_csv_block" or None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return len(self.present) / self.required if self.required else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "score": self.score,
+            "present": self.present,
+            "missing": self.missing,
+            "rows_source": self.rows_source,
+            "problems": self.problems,
+        }
+
+
+def check_layout(page: Page | None, name: str, profile: LayoutProfile) -> LayoutResult:
+    """Which required sections the page has; a missing page has none."""
+    present: list[str] = []
+    missing: dict[str, str] = {}
+    table_key = title_key(profile.table_section) if profile.table_section else None
+    for title in profile.required:
+        why = _why_missing(page, title, profile, title_key(title) == table_key)
+        if why is None:
+            present.append(title)
+        else:
+            missing[title] = why
+    return LayoutResult(name, len(profile.required), present, missing)
+
+
+def _why_missing(
+    page: Page | None, title: str, profile: LayoutProfile, is_table: bool
+) -> str | None:
+    section = page.section(title) if page is not None else None
+    if section is None:
+        return "no page" if page is None else "absent"
+    if is_table:
+        if not section.csv_blocks:
+            return "no csv block"
+        if not any(b.usable for b in section.csv_blocks):
+            return "csv block has no data row"
+        return None
+    if section.words < profile.min_words:
+        return f"too short: {section.words} < {profile.min_words} words"
+    return None
+
+
+def page_rows(
+    page: Page, profile: LayoutProfile
+) -> tuple[list[dict[str, Any]], str | None, list[str]]:
+    """The data rows of the table section's first usable CSV block; on a page without that
+    section, of the first usable CSV block anywhere (a CSV-only page keeps its data score and
+    loses its layout score). Returns (rows, where they came from, problems)."""
+    if profile.table_section:
+        section = page.section(profile.table_section)
+        if section is not None:
+            for block in section.csv_blocks:
+                if block.usable:
+                    return block.rows, "table_section", block.problems
+    for block in page.csv_blocks:
+        if block.usable:
+            return block.rows, "first_csv_block", block.problems
+    return [], None, [b for blk in page.csv_blocks for b in blk.problems]
