@@ -96,8 +96,8 @@ def feedback_text(
 ) -> str:
     """The report's diagnostics as a compact text for the next prompt iteration.
 
-    `missing_sections` maps a required section to the number of documents that lacked it (the
-    layout family); when None, a ``missing_sections`` attribute of the report is used if any.
+    `missing_sections` maps a required section to the number of documents that lacked it;
+    when None, the report's own (its pages' layout results) is used.
     """
     m = report.micro
     lines = [
@@ -113,18 +113,13 @@ def feedback_text(
     docs = _document_lines(report)
     if docs:
         lines += ["", "Documents without usable output:", *docs]
-    sections = missing_sections if missing_sections is not None else _report_sections(report)
-    section_lines = _section_lines(sections or {})
+    sections = missing_sections if missing_sections is not None else report.missing_sections
+    section_lines = _section_lines(sections)
     if section_lines:
         lines += ["", "Missing sections:", *section_lines]
     if not weak and not docs and not section_lines:
         lines += ["", "No mistakes: every field matched."]
     return "\n".join(lines) + "\n"
-
-
-def _report_sections(report: Report) -> Mapping[str, int] | None:
-    value = getattr(report, "missing_sections", None)
-    return value if isinstance(value, Mapping) else None
 
 
 # -- field hints ----------------------------------------------------------------------------------

@@ -202,6 +202,15 @@ class Report:
             return None
         return (self.micro.f1 or 0.0) * layout
 
+    @property
+    def missing_sections(self) -> dict[str, int]:
+        """Required section -> number of pages that lack it (most often missing first)."""
+        counts: dict[str, int] = {}
+        for d in self.layouts:
+            for title in d.layout.missing if d.layout else ():
+                counts[title] = counts.get(title, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
     def latency_ms(self, q: float) -> float | None:
         """The q-quantile (0..1) of the predictions' `latency_ms` (linear interpolation)."""
         values = sorted(d.latency_ms for d in self.documents if d.latency_ms is not None)
