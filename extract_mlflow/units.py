@@ -14,8 +14,18 @@ from typing import Any
 from .numeric import NUMBER_PATTERN, parse_number
 
 _SUPERSCRIPTS = str.maketrans(
-    {"⁻": "-", "−": "-", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁰": "0"}
+    {"⁻": "-", "⁺": "", "¹": "1", "²": "2", "³": "3", "⁴": "4", "⁵": "5", "⁶": "6", "⁷": "7",
+     "⁸": "8", "⁹": "9", "⁰": "0"}
+)  # fmt: skip
+_SUPERSCRIPT_RUN = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+# "h-1", "g-1 h-1": a signed integer right after a unit name is an exponent
+_ASCII_EXPONENT = re.compile(r"(?<=[A-Za-z])(-\d+)(?=$|[\s*/·)])")
+# 5.0 × 10⁻⁵, 5 x 10^-5, 5·10-5 -> 5.0e-5
+_TIMES_TEN = re.compile(
+    r"(?<=\d)\s*[×x·*]\s*10\s*(?:\^\s*)?([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[-+−]?\d+)"
 )
+# lookalikes of the degree sign: masculine ordinal, ring above
+_DEGREE = str.maketrans({"º": "°", "˚": "°"})
 _QUANTITY_RE = re.compile(rf"^\s*(?P<num>{NUMBER_PATTERN})\s*(?P<unit>.*?)\s*$")
 # Unit spellings that pint does not read as we mean them (or at all).
 _ALIASES = {
@@ -48,14 +58,15 @@ def normalise_unit(text: str) -> str:
     >>> normalise_unit("µM"), normalise_unit("h⁻¹"), normalise_unit("°C")
     ('uM', 'hour^-1', 'degC')
     """
-    s = text.strip().replace("µ", "u").replace("μ", "u").translate(_SUPERSCRIPTS)
-    s = s.replace("° C", "°C").replace("·", "*")
+    s = text.strip().replace("µ", "u").replace("μ", "u").translate(_DEGREE)
+    s = _SUPERSCRIPT_RUN.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPTS), s)
+    s = s.replace("−", "-").replace("° C", "°C").replace("·", "*")
     if not s:
         return ""
     if s.lower() in _ALIASES:
         return _ALIASES[s.lower()]
-    # "h-1", "min^-1" -> exponent; "/h" -> "1/h"
-    s = re.sub(r"(?<=[A-Za-z])(-\d+)$", r"^\1", s)
+    # "h-1", "g-1 h-1" -> exponents; "/h" -> "1/h"
+    s = _ASCII_EXPONENT.sub(r"^\1", s)
     if s.startswith("/"):
         s = "1" + s
     if s.lower().startswith("per "):
@@ -86,13 +97,17 @@ def unit_map(from_unit: str, to_unit: str) -> tuple[float, float] | None:
 @lru_cache(maxsize=65536)
 def parse_quantity(text: str) -> tuple[float, str] | None:
     """'1.8 min⁻¹' -> (1.8, 'minute^-1'); a bare number -> (x, ''); None if not a quantity."""
-    m = _QUANTITY_RE.match(text)
+    m = _QUANTITY_RE.match(_TIMES_TEN.sub(_as_exponent, text))
     if m is None:
         return None
     value = parse_number(m.group("num"))
     if value is None:
         return None
     return value, normalise_unit(m.group("unit"))
+
+
+def _as_exponent(m: re.Match[str]) -> str:
+    return "e" + m.group(1).translate(_SUPERSCRIPTS).replace("−", "-")
 
 
 def convert(value: float, from_unit: str, to_unit: str) -> float | None:

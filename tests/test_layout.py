@@ -3,6 +3,8 @@ field engine, and the composite."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from extract_mlflow import evaluate
@@ -229,3 +231,20 @@ def test_counts_frame_carries_layout_for_compare() -> None:
     r = evaluate([gold_line()], [{"id": "p1", "output": text}], CONFIG)
     frame = r.to_frame("counts")
     assert list(frame["layout_score"]) == [1.0]
+
+
+# -- the bundled example ----------------------------------------------------------------------
+PAPERS = Path(__file__).resolve().parents[1] / "examples" / "papers"
+
+
+def test_papers_example_reproduces_the_gate_purpose() -> None:
+    config = PAPERS / "config.toml"
+    complete = evaluate(PAPERS / "gold.jsonl", PAPERS / "pred_complete.jsonl", config)
+    csv_only = evaluate(PAPERS / "gold.jsonl", PAPERS / "pred_csv_only.jsonl", config)
+    assert csv_only.micro.f1 is not None and complete.micro.f1 is not None
+    assert csv_only.micro.f1 > complete.micro.f1
+    assert csv_only.composite == 0.0
+    assert complete.layout_score == 1.0
+    assert complete.composite is not None and complete.composite > csv_only.composite
+    # the planted unit variants count as correct: 108 h⁻¹ == 1.8 min⁻¹, 298.15 K == 25 °C, ...
+    assert complete.micro.fp == 10 and complete.micro.fn == 11

@@ -209,3 +209,24 @@ def test_per_minute_is_sixty_per_hour(x: float) -> None:
 def test_parse_quantity_reads_back_what_was_written(x: float, unit: str) -> None:
     q = parse_quantity(f"{x!r} {unit}")
     assert q == (x, normalise_unit(unit))
+
+
+# -- compound units, lookalikes and ×10ⁿ (found while building examples/papers) ---------------
+@pytest.mark.parametrize(
+    ("gold", "pred"),
+    [
+        ("1.2 mmol g⁻¹ h⁻¹", "1200 µmol g⁻¹ h⁻¹"),
+        ("1.2 mmol g-1 h-1", "1200 µmol/g/h"),
+        ("0.005 m²", "50 cm²"),
+        ("100 mW/cm²", "1 kW/m²"),
+        ("25 °C", "25 ºC"),
+        ("25 °C", "25 ˚C"),
+        ("50 µM", "5.0 × 10⁻⁵ M"),
+        ("50 µM", "5 x 10^-5 M"),
+    ],
+)
+def test_compound_units_and_written_forms_convert(gold: str, pred: str) -> None:
+    g, p = parse_quantity(gold), parse_quantity(pred)
+    assert g is not None and p is not None
+    converted = convert(p[0], p[1], g[1])
+    assert converted is not None and converted == pytest.approx(g[0], rel=1e-9)
