@@ -20,9 +20,12 @@ from ._version import __version__
 from .errors import ConfigError, ExtractMlflowError, GateError, InputError, TrackingError
 
 if TYPE_CHECKING:
+    from .comparison import Comparison, ScoredRun, compare
     from .config import Config, FieldRule, load_config
     from .feedback import feedback_text, field_hints
+    from .gates import Gate, load_gates
     from .iterations import IterationLogger, log_iterations
+    from .registry import promote
     from .report import Counts, DocumentResult, FieldResult, Report
     from .scoring import evaluate
     from .tracking import LoggedRun, log_report
@@ -42,9 +45,16 @@ _LAZY = {
     "log_iterations": "iterations",
     "feedback_text": "feedback",
     "field_hints": "feedback",
+    "Comparison": "comparison",
+    "ScoredRun": "comparison",
+    "compare": "comparison",
+    "Gate": "gates",
+    "load_gates": "gates",
+    "promote": "registry",
 }
 
 __all__ = [
+    "Comparison",
     "Config",
     "ConfigError",
     "Counts",
@@ -52,19 +62,24 @@ __all__ = [
     "ExtractMlflowError",
     "FieldResult",
     "FieldRule",
+    "Gate",
     "GateError",
     "InputError",
     "IterationLogger",
     "LoggedRun",
     "Report",
+    "ScoredRun",
     "TrackingError",
     "__version__",
+    "compare",
     "evaluate",
     "feedback_text",
     "field_hints",
     "load_config",
+    "load_gates",
     "log_iterations",
     "log_report",
+    "promote",
 ]
 
 

@@ -208,6 +208,15 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     callback=_parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
+@click.option(
+    "--text-key",
+    help="Prediction key holding a wiki/markdown page (default: the config's text_key, "
+    "else 'output').",
+)
+@click.option(
+    "--profile",
+    help="Layout profile of the pages (default: the gold line's topic, else the only profile).",
+)
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
 @tracking_options
 @click.option(
@@ -238,6 +247,8 @@ def score(
     id_key: str | None,
     min_f1: float | None,
     field_min: list[tuple[str, float]],
+    text_key: str | None,
+    profile: str | None,
     no_log: bool,
     tracking_uri: str | None,
     experiment: str | None,
@@ -259,7 +270,9 @@ def score(
         from .tracking import check_reachable, resolve_tracking_uri
 
         check_reachable(resolve_tracking_uri(tracking_uri))  # fail fast, before scoring
-    report = evaluate(gold, pred, config_path, id_key=id_key)
+    report = evaluate(gold, pred, config_path, id_key=id_key, text_key=text_key, profile=profile)
+    for doc in report.layouts:  # pages are few and large: one progress line each
+        click.echo(doc.progress_line(), err=True)
     failures = check_score_gates(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
@@ -338,6 +351,191 @@ def score_iterations(
     else:
         text = result.to_markdown() if fmt == "md" else result.to_table()
     emit(text, out)
+
+
+def gate_options(func: F) -> F:
+    """Gates and the bootstrap settings of `compare` and `promote`."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--gates",
+                "gates_file",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Gates file: TOML [[gate]] tables (or JSON), see README 'Gate a release'.",
+            ),
+            click.option(
+                "--min",
+                "min_",
+                multiple=True,
+                metavar="METRIC=X",
+                help="Gate: the candidate's METRIC must be at least X (repeatable), e.g. f1=0.8.",
+            ),
+            click.option(
+                "--max",
+                "max_",
+                multiple=True,
+                metavar="METRIC=X",
+                help="Gate: the candidate's METRIC must be at most X (repeatable), "
+                "e.g. parse_failure_rate=0.05.",
+            ),
+            click.option(
+                "--max-drop",
+                multiple=True,
+                metavar="METRIC=X",
+                help="Gate: METRIC may not get worse than the baseline by more than X "
+                "(repeatable; globs work), e.g. f1=0.01 or 'field_f1/*=0.05'.",
+            ),
+            click.option(
+                "--tracking-uri",
+                help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
+                "store in the working directory).",
+            ),
+            click.option(
+                "--seed",
+                type=int,
+                default=0,
+                show_default=True,
+                help="Seed of the paired bootstrap over documents.",
+            ),
+            click.option(
+                "--resamples",
+                type=click.IntRange(min=1),
+                default=1000,
+                show_default=True,
+                help="Bootstrap resamples for the intervals and p-values.",
+            ),
+            click.option(
+                "--allow-incomparable",
+                is_flag=True,
+                help="Compare runs whose extract_mlflow.signature differs (other gold set, "
+                "config or scorer version) instead of refusing with exit 2.",
+            ),
+        ]
+    ):
+        func = decorator(func)
+    return func
+
+
+def _gates(
+    gates_file: Path | None, min_: tuple[str, ...], max_: tuple[str, ...], max_drop: tuple[str, ...]
+) -> list[Any]:
+    """The gates file's gates, then the shortcuts' (bad gates: ConfigError, exit 2)."""
+    from .gates import load_gates, parse_shortcuts
+
+    gates = load_gates(gates_file) if gates_file is not None else []
+    return [*gates, *parse_shortcuts(min=min_, max_drop=max_drop, max=max_)]
+
+
+def _render(result: Any, fmt: str) -> str:
+    if fmt == "json":
+        return str(result.to_json())
+    return str(result.to_markdown() if fmt == "md" else result.to_table())
+
+
+def _echo_failures(comparison: Any) -> None:
+    for gate in comparison.failed_gates:
+        for reason in gate.reasons:
+            click.echo(f"gate failed: {reason}", err=True)
+
+
+@main.command("compare")
+@click.argument("baseline")
+@click.argument("candidate")
+@gate_options
+@output_options
+@handle_errors
+def compare_command(
+    baseline: str,
+    candidate: str,
+    gates_file: Path | None,
+    min_: tuple[str, ...],
+    max_: tuple[str, ...],
+    max_drop: tuple[str, ...],
+    tracking_uri: str | None,
+    seed: int,
+    resamples: int,
+    allow_incomparable: bool,
+    fmt: str,
+    out: Path | None,
+) -> None:
+    """Compare run CANDIDATE with run BASELINE on the tracking server and apply the gates.
+
+    Each of BASELINE and CANDIDATE is a run id, runs:/ID, models:/NAME/VERSION,
+    models:/NAME@ALIAS, prompts:/NAME/VERSION or prompts:/NAME@ALIAS (the evaluation run linked
+    to that prompt version). Prints per metric both values, the delta and, for count-based
+    metrics, a paired-bootstrap interval and p-value; flipped and most regressed documents.
+    Exit 0 when every gate passed, 1 when one failed, 2 for a bad reference, runs scored
+    differently (unless --allow-incomparable) or an unreachable server.
+    """
+    from .registry import compare_refs
+
+    gates = _gates(gates_file, min_, max_, max_drop)
+    quiet_mlflow()
+    comparison = compare_refs(
+        baseline,
+        candidate,
+        tracking_uri=tracking_uri,
+        gates=gates,
+        seed=seed,
+        resamples=resamples,
+        allow_incomparable=allow_incomparable,
+    )
+    emit(_render(comparison, fmt), out)
+    _echo_failures(comparison)
+    sys.exit(comparison.exit_code)
+
+
+@main.command()
+@click.argument("name")
+@click.argument("version")
+@click.option(
+    "--alias",
+    default="champion",
+    show_default=True,
+    help="The alias to move to VERSION when it passes.",
+)
+@gate_options
+@output_options
+@handle_errors
+def promote(
+    name: str,
+    version: str,
+    alias: str,
+    gates_file: Path | None,
+    min_: tuple[str, ...],
+    max_: tuple[str, ...],
+    max_drop: tuple[str, ...],
+    tracking_uri: str | None,
+    seed: int,
+    resamples: int,
+    allow_incomparable: bool,
+    fmt: str,
+    out: Path | None,
+) -> None:
+    """Move --alias to VERSION of registered model NAME (or of prompt prompts:/NAME) only when
+    it passes the gates against the version holding the alias now (with no holder, only the
+    absolute thresholds apply). VERSION is tagged with the verdict, a summary and the gate
+    criteria either way. Exit 0 promoted, 1 a gate failed (alias not moved), 2 bad input or an
+    unreachable server.
+    """
+    from .registry import promote as promote_version
+
+    gates = _gates(gates_file, min_, max_, max_drop)
+    quiet_mlflow()
+    result = promote_version(
+        name,
+        version,
+        alias=alias,
+        gates=gates,
+        tracking_uri=tracking_uri,
+        seed=seed,
+        resamples=resamples,
+        allow_incomparable=allow_incomparable,
+    )
+    emit(_render(result, fmt), out)
+    click.echo(result.headline(), err=True)
+    _echo_failures(result.comparison)
+    sys.exit(result.exit_code)
 
 
 @main.command()

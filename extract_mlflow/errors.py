@@ -3,7 +3,8 @@
 ::
 
     ExtractMlflowError            base: every error this package raises on purpose
-    ├── InputError                a gold/prediction/source file that cannot be used
+    ├── InputError                a gold/prediction/source file or a run ref that cannot be used
+    │   └── IncomparableRunsError two runs scored differently (comparison.py; --allow-incomparable)
     ├── ConfigError               a config or gates file that does not validate
     ├── TrackingError             the tracking server or store cannot be reached or refuses
     └── GateError                 a gate definition that cannot be evaluated

@@ -163,3 +163,33 @@ def test_demo_fills_the_embedded_default_store(mlflow_env: Path) -> None:
     assert all(r.info.status == "FINISHED" and "f1" in r.data.metrics for r in runs)
     versions = client.search_model_versions("name='invoice-extractor'")
     assert len(versions) == 2
+
+
+@pytest.mark.server
+def test_page_run_logs_layout_composite_and_tokens(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    papers = ROOT / "examples" / "papers"
+    gold, pred, config = (
+        str(papers / "gold.jsonl"),
+        str(papers / "pred_complete.jsonl"),
+        str(papers / "config.toml"),
+    )
+    code, out, err = cli(
+        "score", gold, pred, "--config", config, "--tracking-uri", mlflow_server.uri,
+        "--experiment", "pages", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "paper-01: matched 47/48 gold cells, rows 6/6, 3594 tokens, layout 7/7" in err
+    data = json.loads(out)
+    report = evaluate(gold, pred, config)
+    client = client_for(mlflow_server.uri)
+    assert_run_holds_report(client, data["run_id"], report, tmp_path)
+    metrics = client.get_run(data["run_id"]).data.metrics
+    assert metrics["layout_score"] == 1.0
+    assert metrics["composite"] == pytest.approx(report.composite)
+    assert metrics["tokens_per_doc"] == pytest.approx(report.tokens_per_doc)
+    local = Path(client.download_artifacts(data["run_id"], "eval", str(tmp_path / "again")))
+    diagnostics = json.loads((local / "diagnostics.json").read_text(encoding="utf-8"))
+    assert diagnostics["layout"]["documents"]["paper-04"]["rows_pred"] == 4
+    assert "## Pages" in (local / "summary.md").read_text(encoding="utf-8")

@@ -1,0 +1,628 @@
+"""Compare a candidate run with a baseline run: deltas, bootstrap intervals, gates, flips. Pure.
+
+Works on plain data (metric mappings, per-document count frames, signature strings); fetching
+them from a tracking server is the tracking module's job.
+
+>>> from extract_mlflow.comparison import build_comparison
+>>> gates = [{"metric": "f1", "max_drop": 0.02}]
+>>> same = {"baseline_signature": "sig", "candidate_signature": "sig"}
+>>> result = build_comparison({"f1": 0.80}, {"f1": 0.79}, gates=gates, **same)
+>>> result.passed, round(result.rows[0].delta, 3)
+(True, -0.01)
+
+A document is *fully correct* when it was scored (not missing, not a parse failure) with at least
+one true positive and no false positive or negative. Documents that flip between fully correct
+and not are listed both ways; the most regressed documents are those whose F1 fell the most
+(ties: most new errors, then id), among those whose F1 fell or whose errors (FP + FN) rose.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError
+from .gates import GateResult, GatesLike, coerce_gates, evaluate_gates, higher_is_better
+from .render import fmt
+from .stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    Bootstrap,
+    Interval,
+    align,
+    paired_bootstrap,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .report import Report
+
+TOP_DOCUMENTS = 10
+LIST_LIMIT = 20  # ids shown per list in the markdown and table views
+HEADLINE = (
+    "f1",
+    "precision",
+    "recall",
+    "macro_f1",
+    "composite",
+    "layout_score",
+    "parse_failure_rate",
+    "bleu_proxy",
+    "groundedness",
+    "hallucination_rate",
+    "tokens_per_doc",
+    "documents",
+)
+_FIELD_ORDER = ("field_f1/", "field_precision/", "field_recall/")
+
+
+class IncomparableRunsError(InputError):
+    """The two runs were scored differently (gold set, config or scorer version)."""
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """What a comparison needs of one run: its metrics, its per-document counts frame
+    (``eval/documents.parquet``; optional, but without it there are no intervals or flips),
+    its ``extract_mlflow.signature`` tag, and a label (run id or ref) for the views."""
+
+    metrics: Mapping[str, float]
+    documents: pd.DataFrame | None = None
+    signature: str | None = None
+    ref: str | None = None
+
+    @classmethod
+    def from_report(cls, report: Report, ref: str | None = None) -> ScoredRun:
+        return cls(report.metrics(), report.to_frame("counts"), report.signature(), ref)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    """One metric on both sides; the interval fields are set for bootstrapped metrics."""
+
+    metric: str
+    baseline: float | None
+    candidate: float | None
+    higher_is_better: bool
+    interval: Interval | None = None
+
+    @property
+    def delta(self) -> float | None:
+        if self.baseline is None or self.candidate is None:
+            return None
+        return self.candidate - self.baseline
+
+    @property
+    def worsening(self) -> float | None:
+        """The delta turned so that positive is worse (for sorting worst first)."""
+        d = self.delta
+        return None if d is None else (-d if self.higher_is_better else d)
+
+    def to_dict(self) -> dict[str, Any]:
+        iv = self.interval
+        return {
+            "metric": self.metric,
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "delta": self.delta,
+            "ci_low": iv.low if iv else None,
+            "ci_high": iv.high if iv else None,
+            "p_value": iv.p_value if iv else None,
+            "higher_is_better": self.higher_is_better,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentChange:
+    """One document on both sides (F1 None when 0/0)."""
+
+    id: str
+    baseline_f1: float | None
+    candidate_f1: float | None
+    baseline_errors: int
+    candidate_errors: int
+    baseline_status: str | None = None
+    candidate_status: str | None = None
+
+    @property
+    def delta_f1(self) -> float | None:
+        if self.baseline_f1 is None or self.candidate_f1 is None:
+            return None
+        return self.candidate_f1 - self.baseline_f1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "baseline_f1": self.baseline_f1,
+            "candidate_f1": self.candidate_f1,
+            "delta_f1": self.delta_f1,
+            "baseline_errors": self.baseline_errors,
+            "candidate_errors": self.candidate_errors,
+            "baseline_status": self.baseline_status,
+            "candidate_status": self.candidate_status,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome of comparing a candidate run with a baseline run (or with no baseline)."""
+
+    rows: tuple[MetricRow, ...]
+    gates: tuple[GateResult, ...]
+    baseline_ref: str | None = None
+    candidate_ref: str | None = None
+    has_baseline: bool = True
+    comparable: bool = True
+    broke: tuple[str, ...] = ()  # fully correct in the baseline, not in the candidate
+    fixed: tuple[str, ...] = ()  # the reverse
+    regressed: tuple[DocumentChange, ...] = ()
+    paired: int | None = None  # documents in both frames (None: no frames)
+    baseline_only: tuple[str, ...] = ()
+    candidate_only: tuple[str, ...] = ()
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int | None = 0
+    confidence: float = DEFAULT_CONFIDENCE
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        """Every gate passed (True when there are no gates)."""
+        return all(g.passed for g in self.gates)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every gate passed, 1 when one failed (the CLI's codes)."""
+        return 0 if self.passed else 1
+
+    @property
+    def failed_gates(self) -> list[GateResult]:
+        return [g for g in self.gates if not g.passed]
+
+    def row(self, metric: str) -> MetricRow | None:
+        return next((r for r in self.rows if r.metric == metric), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as JSON-ready data (NaN becomes None)."""
+        data: dict[str, Any] = _clean(
+            {
+                "passed": self.passed,
+                "baseline": self.baseline_ref,
+                "candidate": self.candidate_ref,
+                "has_baseline": self.has_baseline,
+                "comparable": self.comparable,
+                "gates": [g.to_dict() for g in self.gates],
+                "failures": [r for g in self.failed_gates for r in g.reasons],
+                "metrics": [r.to_dict() for r in self.rows],
+                "documents": {
+                    "paired": self.paired,
+                    "baseline_only": list(self.baseline_only),
+                    "candidate_only": list(self.candidate_only),
+                    "broke": list(self.broke),
+                    "fixed": list(self.fixed),
+                    "most_regressed": [d.to_dict() for d in self.regressed],
+                },
+                "bootstrap": {
+                    "resamples": self.resamples,
+                    "seed": self.seed,
+                    "confidence": self.confidence,
+                },
+                "notes": list(self.notes),
+            }
+        )
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+    def to_markdown(self) -> str:
+        """Markdown for a CI job summary: verdict, failing gates, metrics, flips."""
+        return _markdown(self)
+
+    def to_table(self) -> str:
+        """Plain text for the terminal."""
+        return _table(self)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def _signature_parts(signature: str) -> dict[str, str]:
+    parts = {}
+    for i, piece in enumerate(signature.split("|")):
+        name, sep, value = piece.partition(":")
+        parts[name if sep else f"part{i}"] = value if sep else piece
+    return parts
+
+
+def signature_difference(baseline: str | None, candidate: str | None) -> str | None:
+    """Why two runs are not comparable, or None when their signatures agree."""
+    if baseline is None or candidate is None:
+        who = "the candidate run has no"
+        if baseline is None:
+            who = "neither run has an" if candidate is None else "the baseline run has no"
+        return f"{who} extract_mlflow.signature tag: cannot tell how it was scored"
+    if baseline == candidate:
+        return None
+    b, c = _signature_parts(baseline), _signature_parts(candidate)
+    diffs = [
+        f"{k} {b.get(k, '—')} vs {c.get(k, '—')}"
+        for k in dict.fromkeys([*b, *c])
+        if b.get(k) != c.get(k)
+    ]
+    return "the runs were scored differently (" + "; ".join(diffs) + ")"
+
+
+def check_signatures(baseline: str | None, candidate: str | None, allow: bool) -> str | None:
+    """Raise :class:`IncomparableRunsError` when the runs differ, unless ``allow``; then the
+    difference is returned as a note."""
+    diff = signature_difference(baseline, candidate)
+    if diff is not None and not allow:
+        raise IncomparableRunsError(
+            f"{diff}; pass allow_incomparable (--allow-incomparable) to compare anyway"
+        )
+    return diff
+
+
+def _sort_key(name: str) -> tuple[int, int, str]:
+    if name in HEADLINE:
+        return (0, HEADLINE.index(name), name)
+    if "/" not in name:
+        return (1, 0, name)
+    for i, prefix in enumerate(_FIELD_ORDER):
+        if name.startswith(prefix):
+            return (3, i, name)
+    return (2 if not name.startswith("field_") else 4, 0, name)
+
+
+def metric_rows(
+    baseline: Mapping[str, float] | None,
+    candidate: Mapping[str, float],
+    intervals: Mapping[str, Interval],
+) -> list[MetricRow]:
+    """One row per metric of either run, headline metrics first, then slices, then fields."""
+
+    def value(m: Mapping[str, float] | None, k: str) -> float | None:
+        v = None if m is None else m.get(k)
+        return None if v is None or not math.isfinite(float(v)) else float(v)
+
+    names = sorted(set(candidate) | set(baseline or {}), key=_sort_key)
+    return [
+        MetricRow(k, value(baseline, k), value(candidate, k), higher_is_better(k), intervals.get(k))
+        for k in names
+    ]
+
+
+def _doc_f1(tp: float, fp: float, fn: float) -> float | None:
+    den = 2 * tp + fp + fn
+    return float(2 * tp / den) if den else None
+
+
+def _fully_correct(frame: pd.DataFrame) -> pd.Series:
+    ok = (frame["tp"] > 0) & (frame["fp"] == 0) & (frame["fn"] == 0)
+    if "status" in frame.columns:
+        ok &= frame["status"].astype(str) == "scored"
+    return ok
+
+
+def document_changes(b: pd.DataFrame, c: pd.DataFrame, top: int) -> list[DocumentChange]:
+    """The `top` most regressed documents of two aligned frames (indexed by id)."""
+    b_f1 = 2 * b["tp"] / (2 * b["tp"] + b["fp"] + b["fn"]).where(lambda s: s > 0)
+    c_f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"]).where(lambda s: s > 0)
+    table = b[[]].assign(
+        d_f1=(c_f1 - b_f1).fillna(0.0),
+        new_errors=(c["fp"] + c["fn"]) - (b["fp"] + b["fn"]),
+        doc=b.index.astype(str),
+    )
+    worse = table[(table["d_f1"] < 0) | (table["new_errors"] > 0)]
+    ranked = worse.sort_values(["d_f1", "new_errors", "doc"], ascending=[True, False, True])
+    return [_change(i, b.loc[i], c.loc[i]) for i in ranked.index[:top]]
+
+
+def _change(doc_id: str, b: pd.Series, c: pd.Series) -> DocumentChange:
+    def status(row: pd.Series) -> str | None:
+        return str(row["status"]) if "status" in row.index else None
+
+    return DocumentChange(
+        str(doc_id),
+        _doc_f1(b["tp"], b["fp"], b["fn"]),
+        _doc_f1(c["tp"], c["fp"], c["fn"]),
+        int(b["fp"] + b["fn"]),
+        int(c["fp"] + c["fn"]),
+        status(b),
+        status(c),
+    )
+
+
+@dataclass(frozen=True)
+class _Documents:
+    broke: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()
+    regressed: tuple[DocumentChange, ...] = ()
+
+
+def document_view(baseline: pd.DataFrame, candidate: pd.DataFrame, top: int) -> _Documents:
+    """Flips both ways and the most regressed documents, over the paired documents."""
+    b, c, _, _ = align(baseline, candidate)
+    b_ok, c_ok = _fully_correct(b), _fully_correct(c)
+    broke = tuple(str(i) for i in b.index[b_ok & ~c_ok])
+    fixed = tuple(str(i) for i in b.index[~b_ok & c_ok])
+    return _Documents(broke, fixed, tuple(document_changes(b, c, top)))
+
+
+def _bootstrap_notes(boot: Bootstrap) -> list[str]:
+    notes = list(boot.notes)
+    if boot.baseline_only or boot.candidate_only:
+        notes.append(
+            f"intervals and flips cover the {boot.paired} documents in both runs; left out: "
+            f"{len(boot.baseline_only)} only in the baseline, {len(boot.candidate_only)} only "
+            "in the candidate"
+        )
+    return notes
+
+
+def build_comparison(
+    baseline_metrics: Mapping[str, float] | None,
+    candidate_metrics: Mapping[str, float],
+    baseline_frame: pd.DataFrame | None = None,
+    candidate_frame: pd.DataFrame | None = None,
+    gates: GatesLike = None,
+    *,
+    seed: int | None = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    baseline_signature: str | None = None,
+    candidate_signature: str | None = None,
+    allow_incomparable: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
+    top: int = TOP_DOCUMENTS,
+    baseline_ref: str | None = None,
+    candidate_ref: str | None = None,
+) -> Comparison:
+    """Compare two runs given as plain data. ``baseline_metrics=None`` means there is no
+    baseline (a first promotion): only absolute thresholds apply, other checks are skipped.
+
+    Raises :class:`IncomparableRunsError` when the signatures differ (or one is missing)
+    unless ``allow_incomparable``, and :class:`~extract_mlflow.errors.ConfigError` for bad gates.
+    """
+    gate_list = coerce_gates(gates)
+    has_baseline = baseline_metrics is not None
+    notes: list[str] = []
+    diff = None
+    if has_baseline:
+        diff = check_signatures(baseline_signature, candidate_signature, allow_incomparable)
+    if diff:
+        notes.append(f"compared although {diff}")
+    boot = Bootstrap({}, 0, resamples=resamples, seed=seed)
+    docs = _Documents()
+    paired = has_baseline and baseline_frame is not None and candidate_frame is not None
+    if paired and baseline_frame is not None and candidate_frame is not None:
+        boot = paired_bootstrap(
+            baseline_frame, candidate_frame, resamples=resamples, seed=seed, confidence=confidence
+        )
+        docs = document_view(baseline_frame, candidate_frame, top)
+        notes += _bootstrap_notes(boot)
+    elif has_baseline:
+        notes.append("no per-document counts for both runs: no intervals and no flips")
+    results = evaluate_gates(gate_list, baseline_metrics, candidate_metrics, boot.intervals)
+    return Comparison(
+        rows=tuple(metric_rows(baseline_metrics, candidate_metrics, boot.intervals)),
+        gates=tuple(results),
+        baseline_ref=baseline_ref,
+        candidate_ref=candidate_ref,
+        has_baseline=has_baseline,
+        comparable=diff is None,
+        broke=docs.broke,
+        fixed=docs.fixed,
+        regressed=docs.regressed,
+        paired=boot.paired if paired else None,
+        baseline_only=boot.baseline_only,
+        candidate_only=boot.candidate_only,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        notes=tuple(notes),
+    )
+
+
+def _as_run(value: ScoredRun | Report) -> ScoredRun:
+    return value if isinstance(value, ScoredRun) else ScoredRun.from_report(value)
+
+
+def compare(
+    baseline: ScoredRun | Report | None,
+    candidate: ScoredRun | Report,
+    gates: GatesLike = None,
+    *,
+    seed: int | None = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    allow_incomparable: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
+    top: int = TOP_DOCUMENTS,
+) -> Comparison:
+    """Compare a candidate with a baseline (each a :class:`ScoredRun` or a
+    :class:`~extract_mlflow.report.Report`; ``baseline=None`` when there is none). ``gates``:
+    a list of :class:`~extract_mlflow.gates.Gate` (or mappings), a gates file path, or a mapping
+    of metric → MLflow ``MetricThreshold``."""
+    cand = _as_run(candidate)
+    base = None if baseline is None else _as_run(baseline)
+    return build_comparison(
+        None if base is None else base.metrics,
+        cand.metrics,
+        None if base is None else base.documents,
+        cand.documents,
+        gates,
+        seed=seed,
+        resamples=resamples,
+        baseline_signature=None if base is None else base.signature,
+        candidate_signature=cand.signature,
+        allow_incomparable=allow_incomparable,
+        confidence=confidence,
+        top=top,
+        baseline_ref=None if base is None else base.ref,
+        candidate_ref=cand.ref,
+    )
+
+
+# -- views ----------------------------------------------------------------------------------
+
+
+def _num(value: float | None) -> str:
+    """A metric value: 3 decimals, whole numbers above 1 (document counts) without them."""
+    if value is not None and abs(value) > 1 and float(value).is_integer():
+        return str(int(value))
+    return fmt(value)
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def _ci(row: MetricRow) -> str:
+    iv = row.interval
+    return "" if iv is None else f"[{iv.low:+.3f}, {iv.high:+.3f}]"
+
+
+def _p(row: MetricRow) -> str:
+    return "" if row.interval is None else f"{row.interval.p_value:.3f}"
+
+
+def verdict(c: Comparison) -> str:
+    """One line: passed or failed, and how many gates."""
+    total, failed = len(c.gates), len(c.failed_gates)
+    if not total:
+        return "PASSED (no gates)"
+    if failed:
+        return f"FAILED: {failed} of {total} gated metric{'s' if total != 1 else ''} failed"
+    if total == 1:
+        return "PASSED: the gated metric passed"
+    return f"PASSED: all {total} gated metrics passed"
+
+
+def _sides(c: Comparison) -> str:
+    base = (c.baseline_ref or "baseline") if c.has_baseline else "no baseline"
+    text = f"{base} → {c.candidate_ref or 'candidate'}"
+    if c.paired is not None:
+        text += f"; {c.paired} paired documents, {c.resamples} resamples (seed {c.seed})"
+    return text
+
+
+def _main_rows(c: Comparison) -> list[MetricRow]:
+    return [r for r in c.rows if not r.metric.startswith("field_")]
+
+
+def _field_rows(c: Comparison) -> list[MetricRow]:
+    rows = [r for r in c.rows if r.metric.startswith("field_f1/")]
+    return sorted(rows, key=lambda r: (r.worsening is not None, -(r.worsening or 0.0), r.metric))
+
+
+def _md_row(r: MetricRow, name: str) -> str:
+    return (
+        f"| `{name}` | {_num(r.baseline)} | {_num(r.candidate)} | {_signed(r.delta)} "
+        f"| {_ci(r)} | {_p(r)} |"
+    )
+
+
+def _md_ids(ids: tuple[str, ...]) -> str:
+    shown = ", ".join(f"`{i}`" for i in ids[:LIST_LIMIT])
+    return shown + (f" … (+{len(ids) - LIST_LIMIT})" if len(ids) > LIST_LIMIT else "")
+
+
+def _markdown(c: Comparison) -> str:
+    mark = "✅" if c.passed else "❌"
+    lines = [f"## {mark} extract_mlflow compare: {verdict(c)}", "", _sides(c)]
+    if c.failed_gates:
+        lines += ["", "### Failing gates", ""]
+        lines += [f"- {r}" for g in c.failed_gates for r in g.reasons]
+    skipped = [f"- {g.metric}: {s}" for g in c.gates for s in g.skipped]
+    if skipped:
+        lines += ["", "### Skipped checks", "", *skipped]
+    head = f"| metric | baseline | candidate | Δ | {c.confidence:.0%} CI of Δ | p |"
+    lines += ["", "### Metrics", ""]
+    if c.paired is not None:
+        lines += [
+            f"Δ = candidate − baseline; {c.confidence:.0%} percentile interval and two-sided "
+            f"p-value from {c.resamples} paired resamples of the documents (seed {c.seed}).",
+            "",
+        ]
+    lines += [head, "|---|---:|---:|---:|---:|---:|"]
+    lines += [_md_row(r, r.metric) for r in _main_rows(c)]
+    fields = _field_rows(c)
+    if fields:
+        lines += ["", "### Field F1 (worst change first)", "", head.replace("metric", "field", 1)]
+        lines += ["|---|---:|---:|---:|---:|---:|"]
+        lines += [_md_row(r, r.metric.removeprefix("field_f1/")) for r in fields]
+    lines += _md_documents(c)
+    if c.notes:
+        lines += ["", "### Notes", "", *[f"- {n}" for n in c.notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _md_documents(c: Comparison) -> list[str]:
+    if c.paired is None:
+        return []
+    lines = ["", "### Documents", ""]
+    lines.append(f"- fully correct → not ({len(c.broke)}): {_md_ids(c.broke) or '—'}")
+    lines.append(f"- not → fully correct ({len(c.fixed)}): {_md_ids(c.fixed) or '—'}")
+    if c.regressed:
+        lines += ["", "| most regressed document | F1 | errors (FP+FN) | status |"]
+        lines.append("|---|---:|---:|---|")
+        for d in c.regressed:
+            status = f"{d.baseline_status} → {d.candidate_status}" if d.baseline_status else ""
+            lines.append(
+                f"| `{d.id}` | {_num(d.baseline_f1)} → {_num(d.candidate_f1)} "
+                f"| {d.baseline_errors} → {d.candidate_errors} | {status} |"
+            )
+    return lines
+
+
+def _grid(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for n, r in enumerate(rows):
+        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in range(1, len(r))]
+        out.append("  ".join(cells).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out
+
+
+def _table(c: Comparison) -> str:
+    out = [verdict(c), _sides(c)]
+    for g in c.failed_gates:
+        out += [f"  gate failed: {r}" for r in g.reasons]
+    out += [f"  skipped: {g.metric}: {s}" for g in c.gates for s in g.skipped]
+    header = ("metric", "baseline", "candidate", "delta", f"{c.confidence:.0%} CI", "p")
+    rows: list[tuple[str, ...]] = [header]
+    for r in _main_rows(c) + _field_rows(c):
+        rows.append(
+            (r.metric, _num(r.baseline), _num(r.candidate), _signed(r.delta), _ci(r), _p(r))
+        )
+    out += ["", *_grid(rows)]
+    if c.paired is not None:
+        out += [
+            "",
+            f"fully correct → not ({len(c.broke)}): {', '.join(c.broke[:LIST_LIMIT]) or '-'}",
+        ]
+        out.append(
+            f"not → fully correct ({len(c.fixed)}): {', '.join(c.fixed[:LIST_LIMIT]) or '-'}"
+        )
+        for d in c.regressed:
+            out.append(
+                f"regressed {d.id}: F1 {_num(d.baseline_f1)} → {_num(d.candidate_f1)}, "
+                f"errors {d.baseline_errors} → {d.candidate_errors}"
+            )
+    out += [f"note: {n}" for n in c.notes]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,333 @@
+"""stats: the paired bootstrap over documents, against scipy and a plain loop."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+
+from extract_mlflow import evaluate
+from extract_mlflow.errors import InputError
+from extract_mlflow.stats import (
+    Interval,
+    paired_bootstrap,
+    resample_indices,
+    resampled_sums,
+    summarize,
+)
+
+
+def counts_frame(
+    rng: np.random.Generator, n: int, fields: tuple[str, ...] = ("a", "b[].c"), bias: float = 0.0
+) -> pd.DataFrame:
+    """A random per-document counts frame shaped like ``Report.to_frame("counts")``."""
+    data: dict[str, Any] = {"id": [f"d{i:04d}" for i in range(n)], "status": ["scored"] * n}
+    tp = np.zeros(n, dtype=np.int64)
+    fp = np.zeros(n, dtype=np.int64)
+    fn = np.zeros(n, dtype=np.int64)
+    for f in fields:
+        ftp = rng.binomial(4, min(0.95, 0.7 + bias), n)
+        ffp = rng.binomial(2, 0.2, n)
+        ffn = rng.binomial(2, 0.2, n)
+        data[f"field_tp/{f}"], data[f"field_fp/{f}"], data[f"field_fn/{f}"] = ftp, ffp, ffn
+        tp, fp, fn = tp + ftp, fp + ffp, fn + ffn
+    data.update(tp=tp, fp=fp, fn=fn)
+    return pd.DataFrame(data)
+
+
+def plain_f1(frame: pd.DataFrame, rows: np.ndarray) -> float:
+    tp = fp = fn = 0
+    for r in rows:
+        tp += int(frame["tp"].iloc[r])
+        fp += int(frame["fp"].iloc[r])
+        fn += int(frame["fn"].iloc[r])
+    den = 2 * tp + fp + fn
+    return 2 * tp / den if den else math.nan
+
+
+# -- against independent computations -------------------------------------------------------
+
+
+def test_the_f1_interval_matches_a_plain_loop() -> None:
+    rng = np.random.default_rng(1)
+    base, cand = counts_frame(rng, 60), counts_frame(rng, 60, bias=0.1)
+    resamples, seed = 200, 7
+    got = paired_bootstrap(base, cand, resamples=resamples, seed=seed).intervals["f1"]
+    idx = resample_indices(60, resamples, seed)
+    deltas = np.array([plain_f1(cand, row) - plain_f1(base, row) for row in idx])
+    low, high = np.percentile(deltas, [2.5, 97.5])
+    assert got.low == pytest.approx(low, abs=1e-12)
+    assert got.high == pytest.approx(high, abs=1e-12)
+    assert got.delta == pytest.approx(plain_f1(cand, np.arange(60)) - plain_f1(base, np.arange(60)))
+    below, above = (deltas <= 0).sum(), (deltas >= 0).sum()
+    assert got.p_value == pytest.approx(min(1.0, 2 * (min(below, above) + 1) / (resamples + 1)))
+
+
+def unit_precision_frames(n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every document has tp + fp = 1, so micro precision is the mean of tp: decomposable."""
+    rng = np.random.default_rng(seed)
+    b_tp = rng.binomial(1, 0.7, n)
+    c_tp = np.where(rng.random(n) < 0.8, b_tp, rng.binomial(1, 0.85, n))  # paired, correlated
+    ids = [f"d{i}" for i in range(n)]
+
+    def frame(tp: np.ndarray, failed: np.ndarray) -> pd.DataFrame:
+        status = np.where(failed, "parse_failure", "scored")
+        return pd.DataFrame({"id": ids, "status": status, "tp": tp, "fp": 1 - tp, "fn": 0})
+
+    b_fail, c_fail = rng.random(n) < 0.1, rng.random(n) < 0.05
+    return frame(b_tp, b_fail), frame(c_tp, c_fail)
+
+
+@pytest.mark.parametrize(("metric", "column"), [("precision", "tp"), ("parse_failure_rate", "pf")])
+def test_a_decomposable_metric_matches_scipy_paired_bootstrap(metric: str, column: str) -> None:
+    base, cand = unit_precision_frames(400, seed=3)
+    x, y = base["tp"].to_numpy(float), cand["tp"].to_numpy(float)
+    if column == "pf":
+        x = (base["status"] == "parse_failure").to_numpy(float)
+        y = (cand["status"] == "parse_failure").to_numpy(float)
+
+    def mean_delta(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.asarray(np.mean(b, axis=axis) - np.mean(a, axis=axis))
+
+    reference = scipy_stats.bootstrap(
+        (x, y),
+        mean_delta,
+        paired=True,
+        method="percentile",
+        n_resamples=5000,
+        confidence_level=0.95,
+        rng=np.random.default_rng(11),
+    )
+    ours = paired_bootstrap(base, cand, resamples=5000, seed=12).intervals[metric]
+    se = reference.standard_error
+    assert ours.delta == pytest.approx(float(np.mean(y) - np.mean(x)))
+    # the two Monte-Carlo estimates of each bound differ by ~0.05 SE (sd); allow 0.25 SE
+    assert abs(ours.low - reference.confidence_interval.low) < 0.25 * se
+    assert abs(ours.high - reference.confidence_interval.high) < 0.25 * se
+
+
+def test_the_p_value_agrees_with_a_normal_approximation() -> None:
+    base, cand = unit_precision_frames(400, seed=5)
+    iv = paired_bootstrap(base, cand, resamples=4000, seed=1).intervals["precision"]
+    d = cand["tp"].to_numpy(float) - base["tp"].to_numpy(float)
+    se = d.std(ddof=1) / math.sqrt(len(d))
+    normal_p = 2 * scipy_stats.norm.sf(abs(d.mean()) / se)
+    assert iv.p_value == pytest.approx(normal_p, abs=0.03)
+    assert (iv.p_value < 0.05) == (iv.low > 0 or iv.high < 0)
+
+
+@pytest.mark.parametrize(
+    ("high", "scale"),
+    [(5, 1.0), (3_000_000, 1.0), (5, 0.37)],  # float32-exact; too large for float32; fractional
+)
+def test_resampled_sums_are_exact(high: int, scale: float) -> None:
+    rng = np.random.default_rng(9)
+    counts = rng.integers(0, high, size=(40, 6)).astype(np.float64) * scale
+    idx = resample_indices(40, 30, seed=1)
+    expected = np.array([counts[row].sum(axis=0) for row in idx])
+    np.testing.assert_allclose(resampled_sums(counts, idx), expected, rtol=1e-15, atol=0)
+
+
+# -- reproducibility and invariants ----------------------------------------------------------
+
+
+def test_a_seed_reproduces_the_intervals() -> None:
+    rng = np.random.default_rng(2)
+    base, cand = counts_frame(rng, 50), counts_frame(rng, 50)
+    first = paired_bootstrap(base, cand, resamples=300, seed=42)
+    again = paired_bootstrap(base, cand, resamples=300, seed=42)
+    other = paired_bootstrap(base, cand, resamples=300, seed=43)
+    assert first.intervals == again.intervals
+    assert first.intervals["f1"].low != other.intervals["f1"].low
+
+
+frames = st.integers(2, 40).flatmap(
+    lambda n: st.tuples(st.just(n), st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=frames)
+def test_a_run_against_itself_has_a_zero_interval(spec: tuple[int, int, int]) -> None:
+    n, data_seed, seed = spec
+    frame = counts_frame(np.random.default_rng(data_seed), n)
+    result = paired_bootstrap(frame, frame, resamples=50, seed=seed)
+    assert result.paired == n and result.intervals
+    for iv in result.intervals.values():
+        assert (iv.delta, iv.low, iv.high, iv.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(spec=frames)
+def test_swapping_the_runs_mirrors_the_deltas(spec: tuple[int, int, int]) -> None:
+    n, data_seed, seed = spec
+    rng = np.random.default_rng(data_seed)
+    base, cand = counts_frame(rng, n), counts_frame(rng, n)
+    forward = paired_bootstrap(base, cand, resamples=60, seed=seed).intervals
+    backward = paired_bootstrap(cand, base, resamples=60, seed=seed).intervals
+    assert forward.keys() == backward.keys()
+    for name, iv in forward.items():
+        back = backward[name]
+        assert back.delta == pytest.approx(-iv.delta, abs=1e-12)
+        assert back.low == pytest.approx(-iv.high, abs=1e-12)
+        assert back.high == pytest.approx(-iv.low, abs=1e-12)
+        assert back.p_value == pytest.approx(iv.p_value)
+
+
+@settings(max_examples=25, deadline=None)
+@given(spec=frames, order=st.randoms(use_true_random=False))
+def test_row_order_changes_nothing(spec: tuple[int, int, int], order: Any) -> None:
+    n, data_seed, seed = spec
+    rng = np.random.default_rng(data_seed)
+    base, cand = counts_frame(rng, n), counts_frame(rng, n)
+    rows = list(range(n))
+    order.shuffle(rows)
+    shuffled = cand.iloc[rows].reset_index(drop=True)
+    assert (
+        paired_bootstrap(base, cand, resamples=40, seed=seed).intervals
+        == paired_bootstrap(base, shuffled, resamples=40, seed=seed).intervals
+    )
+
+
+# -- agreement with the report ---------------------------------------------------------------
+
+
+def test_point_deltas_equal_the_logged_metric_deltas() -> None:
+    gold = [
+        {"id": "1", "total": 10, "vendor": {"name": "Acme"}, "items": [{"sku": "a", "qty": 1}]},
+        {"id": "2", "total": 20, "vendor": {"name": "Bolt"}, "items": [{"sku": "b", "qty": 2}]},
+        {"id": "3", "total": 30, "vendor": {"name": "Core"}, "items": []},
+    ]
+    pred_a = [
+        {"id": "1", "total": 10, "vendor": {"name": "Acme"}, "items": [{"sku": "a", "qty": 1}]},
+        {"id": "2", "total": 21, "vendor": {"name": "Bolt"}, "items": [{"sku": "b", "qty": 3}]},
+        {"id": "3", "total": 30},
+    ]
+    pred_b: list[Any] = [
+        {"id": "1", "total": 11, "vendor": {"name": "Acme"}, "items": [{"sku": "x", "qty": 1}]},
+        '{"id": "2", "total": 2',  # a parse failure
+        {"id": "3", "total": 30, "vendor": {"name": "Core"}, "extra": 1},
+    ]
+    ra, rb = evaluate(gold, pred_a), evaluate(gold, pred_b)
+    result = paired_bootstrap(ra.to_frame("counts"), rb.to_frame("counts"), resamples=100)
+    ma, mb = ra.metrics(), rb.metrics()
+    shared = (set(ma) & set(mb)) - {"documents"}
+    assert shared <= set(result.intervals)
+    for name in shared:
+        assert result.intervals[name].delta == pytest.approx(mb[name] - ma[name], abs=1e-12), name
+
+
+# -- alignment and degenerate cases ----------------------------------------------------------
+
+
+def test_documents_in_one_run_only_are_left_out_and_reported() -> None:
+    rng = np.random.default_rng(4)
+    base, cand = counts_frame(rng, 10), counts_frame(rng, 10)
+    cand.loc[0, "id"] = "new"
+    result = paired_bootstrap(base, cand.iloc[:-1], resamples=20)
+    assert result.paired == 8
+    assert result.baseline_only == ("d0000", "d0009") and result.candidate_only == ("new",)
+
+
+def test_fewer_than_two_paired_documents_give_no_intervals() -> None:
+    rng = np.random.default_rng(4)
+    frame = counts_frame(rng, 1)
+    result = paired_bootstrap(frame, frame)
+    assert result.intervals == {} and result.paired == 1
+    assert "at least 2" in result.notes[0]
+    other = frame.assign(id="other")
+    assert paired_bootstrap(frame, other).paired == 0
+
+
+def test_undefined_scores_are_left_out() -> None:
+    base = pd.DataFrame(
+        {
+            "id": ["a", "b", "c", "d"],
+            "tp": [2, 1, 0, 3],
+            "fp": [0, 1, 0, 0],
+            "fn": [1, 0, 0, 0],
+            "field_tp/x": [2, 1, 0, 3],
+            "field_fp/x": [0, 1, 0, 0],
+            "field_fn/x": [1, 0, 0, 0],
+            "field_tp/rare": [0, 0, 0, 0],
+            "field_fp/rare": [0, 0, 0, 0],
+            "field_fn/rare": [0, 0, 0, 0],
+        }
+    )
+    cand = base.copy()
+    cand.loc[2, ["field_fn/rare", "fn"]] = [1, 1]  # only document c has the rare field
+    result = paired_bootstrap(base, cand, resamples=500, seed=0)
+    assert "field_f1/rare" not in result.intervals  # 0/0 in the baseline on the full set
+    # a resample of document c alone (p = 4^-4) has recall 0/0 in the baseline: left out
+    assert 490 <= result.intervals["recall"].resamples < 500
+    assert result.intervals["field_f1/x"].resamples == result.intervals["recall"].resamples
+
+
+def test_resamples_where_a_score_is_undefined_are_dropped() -> None:
+    base = pd.DataFrame(
+        {"id": [f"d{i}" for i in range(5)], "tp": [1, 0, 0, 0, 0], "fp": 0, "fn": 0}
+    )
+    cand = base.assign(tp=[0, 0, 0, 0, 0], fn=[1, 0, 0, 0, 0])
+    iv = paired_bootstrap(base, cand, resamples=1000, seed=0).intervals["f1"]
+    # only resamples that draw document d0 define F1: about 1 - (4/5)^5 = 67 %
+    assert 600 < iv.resamples < 740
+    assert (iv.delta, iv.low, iv.high) == (-1.0, -1.0, -1.0)
+    assert iv.p_value == pytest.approx(2 / (iv.resamples + 1))
+
+
+def test_a_field_in_one_run_only_has_no_interval_and_stays_out_of_its_macro_f1() -> None:
+    rng = np.random.default_rng(6)
+    base = counts_frame(rng, 30, fields=("a",))
+    cand = counts_frame(rng, 30, fields=("a", "new"))
+    result = paired_bootstrap(base, cand, resamples=50)
+    assert "field_f1/new" not in result.intervals
+    assert "field_f1/a" in result.intervals and "macro_f1" in result.intervals
+
+
+def test_layout_scores_give_composite_intervals() -> None:
+    rng = np.random.default_rng(8)
+    base = counts_frame(rng, 40).assign(layout_score=rng.random(40))
+    cand = counts_frame(rng, 40).assign(layout_score=np.where(rng.random(40) < 0.1, np.nan, 0.9))
+    result = paired_bootstrap(base, cand, resamples=100)
+    b_f1 = 2 * base.tp.sum() / (2 * base.tp.sum() + base.fp.sum() + base.fn.sum())
+    c_f1 = 2 * cand.tp.sum() / (2 * cand.tp.sum() + cand.fp.sum() + cand.fn.sum())
+    expected = c_f1 * 0.9 - b_f1 * base.layout_score.mean()
+    assert result.intervals["composite"].delta == pytest.approx(expected)
+    assert result.intervals["layout_score"].delta == pytest.approx(0.9 - base.layout_score.mean())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"drop": "tp"}, "lacks column 'tp'"),
+        ({"dup": True}, "repeats document id 'd0000'"),
+        ({"neg": True}, "column 'fp' holds a negative"),
+        ({"half_field": True}, "no field_fn/a"),
+    ],
+)
+def test_bad_frames_are_input_errors(change: dict[str, Any], message: str) -> None:
+    frame = counts_frame(np.random.default_rng(0), 5)
+    bad = frame.copy()
+    if "drop" in change:
+        bad = bad.drop(columns=change["drop"])
+    if "dup" in change:
+        bad.loc[1, "id"] = "d0000"
+    if "neg" in change:
+        bad.loc[1, "fp"] = -1
+    if "half_field" in change:
+        bad = bad.drop(columns="field_fn/a")
+    with pytest.raises(InputError, match=message):
+        paired_bootstrap(frame, bad)
+
+
+def test_summarize_without_defined_deltas_is_none() -> None:
+    assert summarize(math.nan, np.array([0.1]), 0.95) is None
+    assert summarize(0.1, np.array([math.nan]), 0.95) is None
+    iv = summarize(0.1, np.array([0.1, 0.2, math.nan]), 0.9)
+    assert isinstance(iv, Interval) and iv.resamples == 2 and iv.confidence == 0.9
