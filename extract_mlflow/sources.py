@@ -1,0 +1,149 @@
+"""Loading the source documents that extracted values are checked against.
+
+Three ways (DESIGN.md, "Inputs"):
+
+- a folder of ``<id>.txt``, ``<id>.md`` or ``<id>.pdf`` files (the id is the file name without
+  its extension; other files are ignored); PDF text is read with pypdf;
+- a JSONL file of ``{"id": ..., "text": ...}`` objects;
+- a field of the gold line (``--source-key``): :func:`sources_from_gold`.
+
+A source that cannot be read (missing, not UTF-8, a corrupt or encrypted PDF, a bad JSONL line,
+two files for one id) is an :class:`~extract_mlflow.errors.InputError` naming the file (and
+line). A document without a source is not an error: fidelity reports it as unchecked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+log = logging.getLogger(__name__)
+
+SOURCE_SUFFIXES = (".txt", ".md", ".pdf")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def load_sources(path: str | Path, *, id_key: str = "id", text_key: str = "text") -> dict[str, str]:
+    """Source texts by document id, from a folder or a JSONL file."""
+    p = Path(path)
+    if p.is_dir():
+        return _load_folder(p)
+    if not p.exists():
+        raise InputError(f"{p}: sources not found (expected a folder or a JSONL file)")
+    if p.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        return _load_jsonl(p, id_key, text_key)
+    raise InputError(
+        f"{p}: sources must be a folder of <id>.txt/.md/.pdf files or a JSONL file of "
+        f'{{"{id_key}": ..., "{text_key}": ...}} objects'
+    )
+
+
+def _load_folder(folder: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    origin: dict[str, Path] = {}
+    for f in sorted(folder.iterdir()):
+        if not f.is_file() or f.suffix.lower() not in SOURCE_SUFFIXES or f.name.startswith("."):
+            continue
+        if f.stem in origin:
+            raise InputError(f"{f}: a second source for id {f.stem!r} (also {origin[f.stem]})")
+        origin[f.stem] = f
+        out[f.stem] = read_pdf(f) if f.suffix.lower() == ".pdf" else read_text(f)
+    if not out:
+        log.warning("%s: no .txt, .md or .pdf files in the sources folder", folder)
+    return out
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file (a UTF-8 or UTF-16 byte-order mark is honoured)."""
+    data = _read_bytes(path)
+    try:
+        if data.startswith(_UTF16_BOMS):
+            return data.decode("utf-16")
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not valid UTF-8 (byte {exc.start + 1}); save the source as UTF-8"
+        ) from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def read_pdf(path: Path) -> str:
+    """The text of every page of a PDF, pages separated by a blank line."""
+    from pypdf import PdfReader  # imported here: only folders with PDFs need it
+
+    data = _read_bytes(path)
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise InputError(f"{path}: the PDF is encrypted; save an unencrypted copy")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except InputError:
+        raise
+    except Exception as exc:  # pypdf raises many types on malformed files
+        raise InputError(f"{path}: cannot read the PDF: {exc or type(exc).__name__}") from None
+    text = "\n\n".join(pages)
+    if not text.strip():
+        log.warning("%s: the PDF has no text layer (a scan?); nothing to check against", path)
+    return text
+
+
+def _load_jsonl(path: Path, id_key: str, text_key: str) -> dict[str, str]:
+    data = _read_bytes(path)
+    if data.startswith(_UTF16_BOMS):
+        raise InputError(f"{path}: file is UTF-16 encoded; save it as UTF-8")
+    out: dict[str, str] = {}
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        where = f"{path}, line {n}"
+        doc_id, text = _source_line(raw, where, id_key, text_key, first=n == 1)
+        if doc_id in out:
+            raise InputError(f"{where}: a second source for id {doc_id!r}")
+        out[doc_id] = text
+    return out
+
+
+def _source_line(
+    raw: bytes, where: str, id_key: str, text_key: str, first: bool
+) -> tuple[str, str]:
+    try:
+        line = raw.decode("utf-8-sig" if first else "utf-8")
+        obj = json.loads(line)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: not valid UTF-8 (byte {exc.start + 1})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON: {exc.msg}") from None
+    if not isinstance(obj, dict):
+        raise InputError(f'{where}: expected an object {{"{id_key}": ..., "{text_key}": ...}}')
+    doc_id, text = obj.get(id_key), obj.get(text_key)
+    if isinstance(doc_id, bool) or not isinstance(doc_id, str | int):
+        raise InputError(f"{where}: '{id_key}' must be a string or an integer")
+    if not isinstance(text, str):
+        raise InputError(f"{where}: '{text_key}' must be a string")
+    return str(doc_id), text
+
+
+def sources_from_gold(gold_docs: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, str]:
+    """Source texts taken from field `key` of each gold document; a document without it (or
+    with null) has no source (unchecked). A non-string value is an InputError naming the id."""
+    out: dict[str, str] = {}
+    for doc_id, doc in gold_docs.items():
+        value = doc.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InputError(f"gold document {doc_id!r}: source field '{key}' is not a string")
+        out[doc_id] = value
+    return out
