@@ -1,0 +1,584 @@
+"""Document structure: per-document scoring of tables, reading order, regions and section
+boundaries, aggregation, slices and bootstrap intervals. Pure (matplotlib only on request).
+
+Families run per document when the gold line has their field (key names in
+:class:`StructureConfig`); a prediction without the field (or without a line) is scored as
+empty, and a prediction field that cannot be read is scored as empty with a note.
+
+Every metric is a ratio of per-document sums (sacrebleu-style sufficient statistics), and the
+headline value is Σ numerators / Σ denominators over the documents whose denominator is not 0:
+
+==================  ================================  ===================================
+metric              numerator                         denominator
+==================  ================================  ===================================
+teds, teds_s        Σ table-slot scores               table slots (max(#gold, #pred))
+header_association  gold columns associated           gold columns
+reading_order       ROAcc                             1 (a document with blocks)
+kendall_tau         tau                               1 (≥ 2 common blocks)
+anls                Σ region scores                   gold regions
+boundary_precision  TP                                TP + FP
+boundary_recall     TP                                TP + FN
+boundary_f1         2·TP                              2·TP + FP + FN
+==================  ================================  ===================================
+
+So ``teds`` is the mean over tables, ``anls`` the mean over gold regions, ``reading_order`` and
+``kendall_tau`` means over documents, and the boundary scores micro-averaged.
+
+Intervals: a percentile bootstrap over the documents that have the metric (resampled with
+``numpy.random.default_rng(seed)``; the ratio recomputed from resampled sums). With fewer than
+2 such documents, or when every document has the same value, the interval is the point value at
+both ends and flagged ``degenerate``.
+
+Slices (``slice_by``): a gold attribute (dotted path, e.g. ``meta.layout``) splits the documents;
+every metric is recomputed per value. A numeric attribute with more than ``max_slices``
+distinct values is cut into ``numeric_bins`` equal-count bins labelled ``low-high``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
+
+from .anls import parse_gold_regions, parse_pred_regions, score_regions
+from .boundaries import parse_positions, score_boundaries
+from .errors import InputError
+from .reading_order import parse_blocks, score_reading_order
+from .report import Counts, metric_key
+from .stats import resample_indices, resampled_sums
+from .tables import parse_tables
+from .teds import TableScore, score_tables
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .anls import RegionScores
+    from .reading_order import ReadingOrderResult
+
+log = logging.getLogger(__name__)
+
+METRICS: tuple[str, ...] = (
+    "teds",
+    "teds_s",
+    "header_association",
+    "reading_order",
+    "kendall_tau",
+    "anls",
+    "boundary_precision",
+    "boundary_recall",
+    "boundary_f1",
+)
+HIGHER_IS_BETTER: dict[str, bool] = dict.fromkeys(METRICS, True)
+_ATTRIBUTE_CHARS = re.compile(r"[^\w.\-]")
+
+
+class StructureConfig(BaseModel):
+    """The ``[structure]`` config section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tables_key: str = Field(default="tables", min_length=1, strict=True)
+    blocks_key: str = Field(default="blocks", min_length=1, strict=True)
+    regions_key: str = Field(default="regions", min_length=1, strict=True)
+    boundaries_key: str = Field(default="boundaries", min_length=1, strict=True)
+    block_id_key: str = Field(default="id", min_length=1, strict=True)
+    page_key: str = Field(default="page", min_length=1, strict=True)
+    region_id_key: str = Field(default="id", min_length=1, strict=True)
+    region_text_key: str = Field(default="text", min_length=1, strict=True)
+    boundary_window: float = Field(default=0.0, ge=0, strict=True)
+    anls_threshold: float = Field(default=0.5, gt=0, le=1, strict=True)
+    teds_time_budget_s: float = Field(default=10.0, gt=0, strict=True)
+    slice_by: tuple[str, ...] = ()
+    max_slices: int = Field(default=20, ge=1, strict=True)
+    numeric_bins: int = Field(default=5, ge=2, strict=True)
+    bootstrap_resamples: int = Field(default=1000, ge=1, strict=True)
+    bootstrap_seed: int = Field(default=0, strict=True)
+    confidence: float = Field(default=0.95, gt=0, lt=1, strict=True)
+
+
+# -- one document ---------------------------------------------------------------------------
+
+
+@dataclass
+class DocumentStructure:
+    """The structure scores of one gold document (None: the gold line lacks that field)."""
+
+    id: str
+    attributes: dict[str, Any] = field(default_factory=dict)
+    tables: list[TableScore] | None = None
+    reading: ReadingOrderResult | None = None
+    regions: RegionScores | None = None
+    boundaries: Counts | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def stats(self) -> dict[str, tuple[float, float]]:
+        """(numerator, denominator) of every metric this document has (denominator > 0)."""
+        pairs = {**_table_stats(self.tables), **_reading_stats(self.reading)}
+        if self.regions is not None:
+            pairs["anls"] = (self.regions.total, float(len(self.regions.scores)))
+        if self.boundaries is not None:
+            tp, fp, fn = self.boundaries.tp, self.boundaries.fp, self.boundaries.fn
+            pairs["boundary_precision"] = (tp, tp + fp)
+            pairs["boundary_recall"] = (tp, tp + fn)
+            pairs["boundary_f1"] = (2 * tp, 2 * tp + fp + fn)
+        return {k: (float(n), float(d)) for k, (n, d) in pairs.items() if d > 0}
+
+    def values(self) -> dict[str, float]:
+        """This document's value of every metric it has."""
+        return {k: n / d for k, (n, d) in self.stats().items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "attributes": self.attributes,
+            **self.values(),
+            "tables": None if self.tables is None else [t.to_dict() for t in self.tables],
+            "reading_order_details": None if self.reading is None else self.reading.to_dict(),
+            "regions": None if self.regions is None else dict(self.regions.scores),
+            "boundaries": None if self.boundaries is None else self.boundaries.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+def _table_stats(tables: list[TableScore] | None) -> dict[str, tuple[float, float]]:
+    if tables is None:
+        return {}
+    slots = float(len(tables))
+    return {
+        "teds": (sum(t.teds for t in tables), slots),
+        "teds_s": (sum(t.teds_s for t in tables), slots),
+        "header_association": (
+            float(sum(t.header_matched for t in tables)),
+            float(sum(t.header_columns for t in tables)),
+        ),
+    }
+
+
+def _reading_stats(reading: ReadingOrderResult | None) -> dict[str, tuple[float, float]]:
+    if reading is None:
+        return {}
+    pairs = {"reading_order": reading.roacc, "kendall_tau": reading.kendall_tau}
+    return {k: (v, 1.0) for k, v in pairs.items() if v is not None}
+
+
+def lookup(doc: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path of a document (None when any step is missing)."""
+    value: Any = doc
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _pred_field(pred: Mapping[str, Any] | None, key: str) -> Any:
+    return None if pred is None else pred.get(key)
+
+
+def _read(doc_id: str, key: str, parse: Any, gold: Any, pred: Any, notes: list[str]) -> Any:
+    """(gold, pred) parsed; unreadable gold → InputError, unreadable prediction → empty."""
+    try:
+        g = parse(gold)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"gold document {doc_id!r}: field '{key}': {exc}") from None
+    if pred is None:
+        return g, parse([])
+    try:
+        return g, parse(pred)
+    except (TypeError, ValueError) as exc:
+        notes.append(f"prediction field '{key}' unreadable ({exc}); scored as empty")
+        return g, parse([])
+
+
+def _budget_notes(doc_id: str, scores: list[TableScore], budget: float) -> list[str]:
+    return [
+        f"document {doc_id!r}, gold table {t.gold} vs predicted table {t.pred}: exact TEDS "
+        f"out of budget (over {budget:g} s, or too large: {t.gold_nodes} × {t.pred_nodes} "
+        "nodes); reported an approximate score (lower bound: rows paired by position)"
+        for t in scores
+        if t.approximate
+    ]
+
+
+def _tables(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConfig) -> None:
+    key = config.tables_key
+    g, p = _read(doc.id, key, parse_tables, gold, pred, doc.notes)
+    doc.tables = score_tables(g, p, budget_s=config.teds_time_budget_s)
+    doc.notes.extend(_budget_notes(doc.id, doc.tables, config.teds_time_budget_s))
+
+
+def _reading(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConfig) -> None:
+    def parse(value: Any) -> Any:
+        return parse_blocks(value, config.block_id_key, config.page_key)
+
+    g, p = _read(doc.id, config.blocks_key, parse, gold, pred, doc.notes)
+    doc.reading = score_reading_order(g, p)
+
+
+def _regions(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConfig) -> None:
+    keys = (config.region_id_key, config.region_text_key)
+    key = config.regions_key
+    g, _ = _read(doc.id, key, lambda v: parse_gold_regions(v, *keys), gold, None, doc.notes)
+    _, p = _read(doc.id, key, lambda v: parse_pred_regions(v, *keys), [], pred, doc.notes)
+    doc.regions = score_regions(g, p, config.anls_threshold)
+
+
+def _boundaries(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConfig) -> None:
+    g, p = _read(doc.id, config.boundaries_key, parse_positions, gold, pred, doc.notes)
+    doc.boundaries = score_boundaries(g, p, config.boundary_window)
+
+
+def score_document(
+    doc_id: str,
+    gold: Mapping[str, Any],
+    pred: Mapping[str, Any] | None,
+    config: StructureConfig,
+) -> DocumentStructure:
+    """Every structure family whose field the gold line has, for one document."""
+    doc = DocumentStructure(doc_id, {a: lookup(gold, a) for a in config.slice_by})
+    families = (
+        (config.tables_key, _tables),
+        (config.blocks_key, _reading),
+        (config.regions_key, _regions),
+        (config.boundaries_key, _boundaries),
+    )
+    for key, run in families:
+        if gold.get(key) is not None:
+            run(doc, gold[key], _pred_field(pred, key), config)
+    for note in doc.notes:
+        log.warning("%s", _note(doc_id, note))
+    return doc
+
+
+def _note(doc_id: str, note: str) -> str:
+    """A note naming its document."""
+    return note if note.startswith("document ") else f"document {doc_id!r}: {note}"
+
+
+# -- aggregation ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MetricValue:
+    """A headline metric: its value, bootstrap interval and how many documents carry it."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    documents: int
+    degenerate: bool = False
+    resamples: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "documents": self.documents,
+            "degenerate_interval": self.degenerate,
+            "resamples": self.resamples,
+        }
+
+
+def ratio_interval(
+    num: npt.ArrayLike,
+    den: npt.ArrayLike,
+    *,
+    resamples: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> MetricValue:
+    """Σnum/Σden and its percentile bootstrap interval over documents (see the module
+    docstring for the degenerate fallback). Every denominator must be > 0."""
+    n_arr, d_arr = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    point = float(n_arr.sum() / d_arr.sum())
+    values = n_arr / d_arr
+    if len(values) < 2 or np.ptp(values) <= 1e-12 * max(1.0, abs(point)):
+        return MetricValue(point, point, point, len(values), degenerate=True)
+    sums = resampled_sums(
+        np.column_stack([n_arr, d_arr]), resample_indices(len(values), resamples, seed)
+    )
+    boot = sums[:, 0] / sums[:, 1]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(boot, [tail, 100 - tail])
+    return MetricValue(point, float(low), float(high), len(values), resamples=resamples)
+
+
+def aggregate(
+    documents: Iterable[DocumentStructure], config: StructureConfig
+) -> dict[str, MetricValue]:
+    """Every headline metric over the documents that have it, with its interval."""
+    columns: dict[str, tuple[list[float], list[float]]] = {}
+    for doc in documents:
+        for name, (n, d) in doc.stats().items():
+            columns.setdefault(name, ([], []))
+            columns[name][0].append(n)
+            columns[name][1].append(d)
+    return {
+        name: ratio_interval(
+            *columns[name],
+            resamples=config.bootstrap_resamples,
+            seed=config.bootstrap_seed,
+            confidence=config.confidence,
+        )
+        for name in METRICS
+        if name in columns
+    }
+
+
+def point_values(documents: Iterable[DocumentStructure]) -> dict[str, float]:
+    """Every headline metric's value (no interval) over the given documents."""
+    sums: dict[str, list[float]] = {}
+    for doc in documents:
+        for name, (n, d) in doc.stats().items():
+            acc = sums.setdefault(name, [0.0, 0.0])
+            acc[0] += n
+            acc[1] += d
+    return {name: sums[name][0] / sums[name][1] for name in METRICS if name in sums}
+
+
+# -- slices ---------------------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if _is_number(value):
+        return f"{value:g}"
+    return value if isinstance(value, str) else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """The documents with one value (or numeric bin) of an attribute, and their metrics."""
+
+    label: str
+    documents: int
+    values: dict[str, float]
+    x: float | None = None  # the value, or the bin's mean value, for a numeric attribute
+
+
+def _bins(values: list[float], bins: int) -> tuple[list[str], list[int]]:
+    edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)))
+    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, max(len(edges) - 2, 0))
+    labels = [f"{edges[i]:g}-{edges[min(i + 1, len(edges) - 1)]:g}" for i in range(len(edges))]
+    return labels, [int(i) for i in index]
+
+
+def slice_documents(
+    documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
+) -> list[Slice]:
+    """The slices of the documents by one attribute (documents lacking it are in none)."""
+    present = [d for d in documents if d.attributes.get(attribute) is not None]
+    raw = [d.attributes[attribute] for d in present]
+    numeric = bool(raw) and all(_is_number(v) for v in raw)
+    groups: dict[str, list[DocumentStructure]] = {}
+    xs: dict[str, list[float]] = {}
+    if numeric and len(set(raw)) > config.max_slices:
+        labels, index = _bins([float(v) for v in raw], config.numeric_bins)
+        keys = [labels[i] for i in index]
+    else:
+        keys = [_label(v) for v in raw]
+    for doc, key, value in zip(present, keys, raw, strict=True):
+        groups.setdefault(key, []).append(doc)
+        if numeric:
+            xs.setdefault(key, []).append(float(value))
+    order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
+    return [Slice(k, len(groups[k]), point_values(groups[k]), _mean(xs.get(k))) for k in order]
+
+
+def _mean(values: list[float] | None) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def slice_key(metric: str, attribute: str, label: str) -> str:
+    """``<metric>_by_<attribute>/<value>`` as an MLflow key.
+
+    >>> slice_key("teds", "layout", "two column")
+    'teds_by_layout/two column'
+    """
+    return metric_key(f"{metric}_by_{_ATTRIBUTE_CHARS.sub('_', attribute)}", label)
+
+
+# -- the summary ----------------------------------------------------------------------------
+
+
+@dataclass
+class StructureSummary:
+    """The structure scores of a run: per document, headline with intervals, and slices."""
+
+    documents: list[DocumentStructure]
+    headline: dict[str, MetricValue]
+    slices: dict[str, list[Slice]]
+    config: StructureConfig
+    notes: list[str] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, float]:
+        """Flat metrics for MLflow: ``<metric>``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
+        ``<metric>_by_<attribute>/<value>``; families not computed are left out."""
+        out: dict[str, float] = {}
+        for name, m in self.headline.items():
+            out[name] = m.value
+            out[f"{name}_ci_low"] = m.ci_low
+            out[f"{name}_ci_high"] = m.ci_high
+        for attribute, slices in self.slices.items():
+            for s in slices:
+                for name, value in s.values.items():
+                    out[slice_key(name, attribute, s.label)] = value
+        return out
+
+    @property
+    def numeric_attributes(self) -> list[str]:
+        """The slice attributes whose values are numbers (those a robustness curve suits)."""
+        return [a for a, slices in self.slices.items() if slices and slices[0].x is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "documents": len(self.documents),
+            "metrics": {name: m.to_dict() for name, m in self.headline.items()},
+            "higher_is_better": {name: HIGHER_IS_BETTER[name] for name in self.headline},
+            "slices": {
+                a: [{"value": s.label, "documents": s.documents, **s.values} for s in slices]
+                for a, slices in self.slices.items()
+            },
+            "notes": list(self.notes),
+            "per_document": [d.to_dict() for d in self.documents],
+            "config": self.config.model_dump(mode="json"),
+        }
+
+    def to_markdown(self) -> str:
+        """The "Document structure" section of ``summary.md``."""
+        lines = ["## Document structure", "", *_headline_table(self.headline)]
+        for attribute, slices in self.slices.items():
+            lines += ["", f"### By {attribute}", "", *_slice_table(attribute, slices)]
+        if self.notes:
+            lines += ["", "Notes:", "", *(f"- {n}" for n in self.notes)]
+        return "\n".join(lines) + "\n"
+
+    def documents_frame(self) -> pd.DataFrame:
+        """One row per document: id, the slice attributes (``attribute/<name>``; lists and
+        objects as JSON text), and per metric its value, ``<metric>_num`` and ``<metric>_den``
+        (NaN where the document lacks it), then reading-order coverage and continuity."""
+        import pandas as pd
+
+        rows = []
+        for d in self.documents:
+            row: dict[str, Any] = {"id": d.id}
+            row.update({f"attribute/{a}": _scalar(v) for a, v in d.attributes.items()})
+            stats = d.stats()
+            for name in METRICS:
+                n, den = stats.get(name, (math.nan, math.nan))
+                row.update({name: n / den, f"{name}_num": n, f"{name}_den": den})
+            if d.reading is not None:
+                row["reading_order_coverage"] = d.reading.coverage
+                row["cross_page_continuity"] = d.reading.continuity
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def robustness_plot(self, path: str | Path, attribute: str) -> Path:
+        """A PNG of every metric against a numeric slice attribute (one line per metric)."""
+        if attribute not in self.numeric_attributes:
+            raise ValueError(f"'{attribute}' is not a numeric slice attribute of this summary")
+        return robustness_png(self.slices[attribute], attribute, Path(path))
+
+
+def _scalar(value: Any) -> Any:
+    """A frame-friendly attribute value: scalars kept, anything else as JSON text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
+    if not headline:
+        return ["No structure fields in the gold set."]
+    lines = ["| metric | value | 95% CI | documents |", "|---|---:|---|---:|"]
+    for name, m in headline.items():
+        ci = f"{_fmt(m.ci_low)}–{_fmt(m.ci_high)}" + (" (degenerate)" if m.degenerate else "")
+        lines.append(f"| {name} | {_fmt(m.value)} | {ci} | {m.documents} |")
+    return lines
+
+
+def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
+    names = [n for n in METRICS if any(n in s.values for s in slices)]
+    cell = attribute.replace("|", "\\|")
+    lines = [f"| {cell} | documents | " + " | ".join(names) + " |"]
+    lines.append("|---|---:|" + "---:|" * len(names))
+    for s in slices:
+        values = " | ".join(_fmt(s.values.get(n)) for n in names)
+        label = s.label.replace("|", "\\|")
+        lines.append(f"| {label} | {s.documents} | {values} |")
+    return lines
+
+
+def robustness_png(slices: Sequence[Slice], attribute: str, path: Path) -> Path:
+    """Plot every metric over the slices of a numeric attribute (x: value or bin mean)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    try:
+        for name in METRICS:
+            points = [(s.x, s.values[name]) for s in slices if name in s.values]
+            if points:
+                ax.plot(*zip(*points, strict=True), marker="o", label=name)
+        ax.set_xlabel(attribute)
+        ax.set_ylabel("score")
+        ax.set_title(f"Structure metrics by {attribute}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def _keyed(docs: Mapping[str, Any] | Iterable[Mapping[str, Any]], id_key: str) -> dict[str, Any]:
+    if isinstance(docs, Mapping):
+        return {str(k): v for k, v in docs.items()}
+    out: dict[str, Any] = {}
+    for doc in docs:
+        if doc.get(id_key) is None:
+            raise InputError(f"a document lacks its id key '{id_key}'")
+        out[str(doc[id_key])] = doc
+    return out
+
+
+def score_structure(
+    gold_docs: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]],
+    pred_docs: Mapping[str, Mapping[str, Any] | None] | Iterable[Mapping[str, Any]],
+    config: StructureConfig | None = None,
+    *,
+    id_key: str = "id",
+) -> StructureSummary:
+    """Score every gold document's structure fields against its prediction.
+
+    Documents are mappings ``id → line`` or lists of lines carrying ``id_key``; a gold
+    document without a prediction is scored against an empty one.
+    """
+    cfg = config or StructureConfig()
+    gold, pred = _keyed(gold_docs, id_key), _keyed(pred_docs, id_key)
+    documents = [score_document(i, g, pred.get(i), cfg) for i, g in gold.items()]
+    slices = {a: slice_documents(documents, a, cfg) for a in cfg.slice_by}
+    notes = [_note(d.id, n) for d in documents for n in d.notes]
+    return StructureSummary(documents, aggregate(documents, cfg), slices, cfg, notes)

@@ -1,0 +1,359 @@
+"""Tables as normalised trees: HTML (stdlib ``html.parser``) and Markdown pipe tables. Pure.
+
+Every table becomes the PubTabNet tree ``table → tr → td``:
+
+- rows are the ``<tr>`` elements of the table in document order; ``<thead>``, ``<tbody>`` and
+  ``<tfoot>`` are unwrapped; ``<caption>``, ``<colgroup>`` and anything outside a cell are
+  dropped; cells met outside any row are gathered into an implicit row;
+- a cell is ``<td>`` or ``<th>`` (``th`` becomes ``td``; whether it was a header cell is kept
+  aside in :attr:`Cell.header`, for header association, and is no part of the tree label);
+- ``colspan``/``rowspan`` are read as integers (missing, unreadable or below 1 → 1; capped at
+  1000 and 65534 as HTML does);
+- a cell's content is its text with inline markup removed, entities decoded, ``<br>``, ``<p>``,
+  ``<div>`` and ``<li>`` read as white space, and white space collapsed and trimmed
+  (:func:`normalize_text`). A table nested in a cell is flattened into that cell's text.
+
+A string holding no ``<table>`` but ``<tr>``/``<td>`` elements is read as one bare table; a
+string with no HTML table markup is read as Markdown: GitHub pipe tables (a header row, the
+delimiter row ``|---|:-:|``, then body rows up to a blank line or a line without a pipe;
+``\\|`` is a literal pipe; body rows are cut or padded to the header's width as GitHub renders
+them; the header row's cells are header cells).
+
+>>> [t.shape for t in parse_tables("| a | b |\\n|---|---|\\n| 1 | 2 |")]
+[(2, 2)]
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+MAX_COLSPAN = 1000
+MAX_ROWSPAN = 65534
+_HTML_TABLE = re.compile(r"<\s*(table|tr|td|th)\b", re.IGNORECASE)
+_BREAK_TAGS = frozenset({"br", "p", "div", "li"})
+_DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+_BR = re.compile(r"<\s*br\s*/?\s*>", re.IGNORECASE)
+
+
+def normalize_text(text: str) -> str:
+    """White space collapsed to single spaces and trimmed (Unicode spaces such as the
+    no-break space of ``&nbsp;`` included).
+
+    >>> normalize_text("  a\\u00a0 b\\n")
+    'a b'
+    """
+    return " ".join(text.split())
+
+
+def read_span(value: str | None, cap: int) -> int:
+    """An HTML ``colspan``/``rowspan`` value: an integer in [1, cap]; anything else is 1."""
+    try:
+        span = int((value or "").strip())
+    except ValueError:
+        return 1
+    return min(max(span, 1), cap)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One ``td`` node: its normalised text and spans; ``header`` is not part of the label."""
+
+    text: str = ""
+    colspan: int = 1
+    rowspan: int = 1
+    header: bool = field(default=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One ``tr`` node; ``header`` when it sat in ``<thead>`` or holds only header cells."""
+
+    cells: tuple[Cell, ...] = ()
+    header: bool = field(default=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One table as the tree ``table → tr → td``. Equality compares the tree only."""
+
+    rows: tuple[Row, ...] = ()
+
+    @property
+    def n_nodes(self) -> int:
+        """Nodes of the tree: the table, its rows and their cells."""
+        return 1 + len(self.rows) + sum(len(r.cells) for r in self.rows)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the resolved grid."""
+        grid = self.grid()
+        return len(grid), len(grid[0]) if grid else 0
+
+    def grid(self) -> list[list[Cell | None]]:
+        """The cell covering each slot, spans resolved as HTML lays a table out (a rowspan is
+        cut at the last row); ``None`` where no cell reaches."""
+        return resolve_grid(self.rows)
+
+    def header_row_count(self) -> int:
+        """How many leading rows are header rows (at least 1 when the table has rows)."""
+        count = 0
+        for row in self.rows:
+            if not row.header:
+                break
+            count += 1
+        return max(count, 1) if self.rows else 0
+
+    def to_html(self) -> str:
+        """A canonical HTML rendering (``<th>`` for header cells)."""
+        return "<table>" + "".join(_row_html(r) for r in self.rows) + "</table>"
+
+
+def _row_html(row: Row) -> str:
+    cells = []
+    for c in row.cells:
+        tag = "th" if c.header else "td"
+        attrs = (f' colspan="{c.colspan}"' if c.colspan != 1 else "") + (
+            f' rowspan="{c.rowspan}"' if c.rowspan != 1 else ""
+        )
+        cells.append(f"<{tag}{attrs}>{html.escape(c.text, quote=False)}</{tag}>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def resolve_grid(rows: tuple[Row, ...]) -> list[list[Cell | None]]:
+    """Lay the rows out on a grid: each cell takes the first free slot of its row and covers
+    ``rowspan × colspan`` slots (rows past the last are cut)."""
+    taken: dict[tuple[int, int], Cell] = {}
+    width = 0
+    for r, row in enumerate(rows):
+        col = 0
+        for cell in row.cells:
+            while (r, col) in taken:
+                col += 1
+            for dr in range(min(cell.rowspan, len(rows) - r)):
+                for dc in range(cell.colspan):
+                    taken[(r + dr, col + dc)] = cell
+            col += cell.colspan
+            width = max(width, col)
+    return [[taken.get((r, c)) for c in range(width)] for r in range(len(rows))]
+
+
+# -- HTML -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Builder:
+    """The table being read: finished rows, the open row and the open cell."""
+
+    rows: list[Row] = field(default_factory=list)
+    row: list[Cell] | None = None
+    row_in_head: bool = False
+    cell_attrs: tuple[int, int, bool] | None = None
+    text: list[str] = field(default_factory=list)
+
+    def open_cell(self, colspan: int, rowspan: int, header: bool, in_head: bool) -> None:
+        self.close_cell()
+        if self.row is None:
+            self.open_row(in_head)
+        self.cell_attrs = (colspan, rowspan, header or in_head)
+
+    def close_cell(self) -> None:
+        if self.cell_attrs is None or self.row is None:
+            return
+        colspan, rowspan, header = self.cell_attrs
+        self.row.append(Cell(normalize_text("".join(self.text)), colspan, rowspan, header))
+        self.cell_attrs, self.text = None, []
+
+    def open_row(self, in_head: bool) -> None:
+        self.close_row()
+        self.row, self.row_in_head = [], in_head
+
+    def close_row(self) -> None:
+        self.close_cell()
+        if self.row is not None:
+            cells = tuple(self.row)
+            header = self.row_in_head or (bool(cells) and all(c.header for c in cells))
+            self.rows.append(Row(cells, header))
+        self.row = None
+
+    def finish(self) -> Table:
+        self.close_row()
+        return Table(tuple(self.rows))
+
+
+class _TableParser(HTMLParser):
+    """Collects the top-level tables of an HTML string (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[Table] = []
+        self.current: _Builder | None = None
+        self.depth = 0  # nesting of <table> inside the current table
+        self.in_head = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth > 1 or (self.depth == 1 and tag == "table"):
+            self._nested_start(tag)
+        elif tag == "table":
+            self._start_table()
+        elif tag in ("thead", "tbody", "tfoot"):
+            self.in_head = tag == "thead"
+        elif tag == "tr":
+            self._ensure_table().open_row(self.in_head)
+        elif tag in ("td", "th"):
+            values = dict(attrs)
+            self._ensure_table().open_cell(
+                read_span(values.get("colspan"), MAX_COLSPAN),
+                read_span(values.get("rowspan"), MAX_ROWSPAN),
+                tag == "th",
+                self.in_head,
+            )
+        elif tag in _BREAK_TAGS:
+            self._add_text(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth > 1:
+            if tag == "table":
+                self.depth -= 1
+            self._add_text(" ")
+        elif self.current is None:
+            return
+        elif tag == "table":
+            self._end_table()
+        elif tag in ("td", "th"):
+            self.current.close_cell()
+        elif tag == "tr":
+            self.current.close_row()
+        elif tag == "thead":
+            self.in_head = False
+        elif tag in _BREAK_TAGS:
+            self._add_text(" ")
+
+    def handle_data(self, data: str) -> None:
+        self._add_text(data)
+
+    def close(self) -> None:
+        super().close()
+        if self.current is not None:
+            self._end_table()
+
+    def _nested_start(self, tag: str) -> None:
+        if tag == "table":
+            self.depth += 1
+        self._add_text(" ")
+
+    def _add_text(self, text: str) -> None:
+        if self.current is not None and self.current.cell_attrs is not None:
+            self.current.text.append(text)
+
+    def _start_table(self) -> None:
+        if self.current is not None:  # an implicit table ends where a real one starts
+            self._end_table()
+        self.current, self.depth, self.in_head = _Builder(), 1, False
+
+    def _ensure_table(self) -> _Builder:
+        if self.current is None:  # rows or cells outside any <table>: one bare table
+            self.current, self.depth = _Builder(), 1
+        return self.current
+
+    def _end_table(self) -> None:
+        if self.current is not None:
+            self.tables.append(self.current.finish())
+        self.current, self.depth, self.in_head = None, 0, False
+
+
+def parse_html_tables(text: str) -> list[Table]:
+    """The top-level tables of an HTML string (a bare ``<table>`` or rows alone will do).
+
+    >>> [c.text for r in parse_html_tables("<tr><th>a</th><td>1 &amp;\\n 2</td>")[0].rows
+    ...  for c in r.cells]
+    ['a', '1 & 2']
+    """
+    parser = _TableParser()
+    parser.feed(text)
+    parser.close()
+    return parser.tables
+
+
+# -- Markdown -------------------------------------------------------------------------------
+
+
+def split_pipe_row(line: str) -> list[str] | None:
+    """The raw cells of a pipe-table line (``\\|`` kept escaped), or None without a pipe."""
+    s = line.strip()
+    if not _UNESCAPED_PIPE.search(s):
+        return None
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|") and not s.endswith("\\|"):
+        s = s[:-1]
+    return _UNESCAPED_PIPE.split(s)
+
+
+def _markdown_cell(raw: str, header: bool) -> Cell:
+    text = html.unescape(_BR.sub(" ", raw.replace("\\|", "|")))
+    return Cell(normalize_text(text), header=header)
+
+
+def _is_delimiter(cells: list[str] | None, width: int) -> bool:
+    return (
+        cells is not None and len(cells) == width and all(_DELIMITER_CELL.match(c) for c in cells)
+    )
+
+
+def _markdown_table(lines: list[str], start: int) -> tuple[Table | None, int]:
+    """The table whose header is ``lines[start]`` (and the index after it), or (None, start+1)."""
+    head = split_pipe_row(lines[start])
+    if head is None or start + 1 >= len(lines):
+        return None, start + 1
+    if not _is_delimiter(split_pipe_row(lines[start + 1]), len(head)):
+        return None, start + 1
+    rows = [Row(tuple(_markdown_cell(c, True) for c in head), header=True)]
+    i = start + 2
+    while i < len(lines) and lines[i].strip():
+        raw = split_pipe_row(lines[i])
+        if raw is None:
+            break
+        raw = (raw + [""] * len(head))[: len(head)]
+        rows.append(Row(tuple(_markdown_cell(c, False) for c in raw)))
+        i += 1
+    return Table(tuple(rows)), i
+
+
+def parse_markdown_tables(text: str) -> list[Table]:
+    """The GitHub pipe tables of a Markdown string (see the module docstring)."""
+    lines = text.splitlines()
+    tables: list[Table] = []
+    i = 0
+    while i < len(lines):
+        table, i = _markdown_table(lines, i)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+def is_html(text: str) -> bool:
+    """Whether the string carries HTML table markup (else it is read as Markdown)."""
+    return bool(_HTML_TABLE.search(text))
+
+
+def parse_table_text(text: str) -> list[Table]:
+    """The tables of one string: HTML when it has table markup, else Markdown pipe tables."""
+    return parse_html_tables(text) if is_html(text) else parse_markdown_tables(text)
+
+
+def parse_tables(value: str | Iterable[str] | None) -> list[Table]:
+    """The tables of a ``tables`` field: one string or a list of strings, each HTML or
+    Markdown and each holding any number of tables (in order). Not a string or list → error.
+    """
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return parse_table_text(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return [t for v in value for t in parse_table_text(v)]
+    raise TypeError("tables must be a string or a list of strings (HTML or Markdown)")

@@ -1,0 +1,257 @@
+"""A plain TEDS reference for the tests: lxml parses, apted computes the tree edit distance.
+
+Written from the published definition (Zhong et al., "Image-based table recognition", 2020:
+PubTabNet), independently of ``extract_mlflow.tables``/``teds``:
+
+- the tree is ``table → tr → td``: thead/tbody/tfoot unwrapped, ``th`` read as ``td``;
+- a td node carries colspan, rowspan (integers; missing or unreadable → 1, below 1 → 1, capped
+  at 1000 / 65534) and its content: the characters of its text, with ``br``/``p``/``div``/``li``
+  read as white space, entities decoded and white space collapsed and trimmed;
+- insertion and deletion cost 1; renaming costs 1 when the tags, colspans or rowspans differ,
+  otherwise (two td) the normalised Levenshtein distance of the contents (distance / longer
+  length; two empty contents → 0), and 0 for structure only;
+- TEDS = 1 − TED / max(nodes of the two trees); no table in the prediction → 0.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import random
+from typing import Any
+
+import lxml.html
+from apted import APTED, Config
+
+_BREAKS = ("br", "p", "div", "li")
+
+
+class Node:
+    """An apted tree node."""
+
+    def __init__(self, tag: str, colspan: int = 1, rowspan: int = 1, content: str = "") -> None:
+        self.tag = tag
+        self.colspan = colspan
+        self.rowspan = rowspan
+        self.content = content
+        self.children: list[Node] = []
+
+    def count(self) -> int:
+        return 1 + sum(child.count() for child in self.children)
+
+
+def levenshtein(a: str, b: str) -> int:
+    """The textbook dynamic programme."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+class TedsConfig(Config):  # type: ignore[misc]
+    """PubTabNet costs."""
+
+    def __init__(self, structure_only: bool) -> None:
+        self.structure_only = structure_only
+
+    def rename(self, a: Node, b: Node) -> float:
+        if a.tag != b.tag or a.colspan != b.colspan or a.rowspan != b.rowspan:
+            return 1.0
+        if a.tag == "td" and not self.structure_only and (a.content or b.content):
+            return levenshtein(a.content, b.content) / max(len(a.content), len(b.content))
+        return 0.0
+
+    def children(self, node: Node) -> list[Node]:
+        return node.children
+
+
+def _span(value: Any, cap: int) -> int:
+    try:
+        return min(max(int(str(value).strip()), 1), cap)
+    except ValueError:
+        return 1
+
+
+def _cell_text(cell: Any) -> str:
+    for element in cell.iter():
+        if element is not cell and element.tag in _BREAKS:
+            element.tail = " " + (element.tail or "")
+            element.text = " " + (element.text or "")
+    return " ".join(cell.text_content().split())
+
+
+def tree_from_html(html: str) -> Node | None:
+    """The first top-level table of the string as an apted tree, or None without a table."""
+    if not html.strip():
+        return None
+    document = lxml.html.document_fromstring(html)
+    tables = [t for t in document.iter("table") if not list(t.iterancestors("table"))]
+    if not tables:
+        return None
+    root = Node("table")
+    for tr in tables[0].xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr"):
+        row = Node("tr")
+        for td in tr.xpath("./td | ./th"):
+            colspan = _span(td.get("colspan", "1"), 1000)
+            rowspan = _span(td.get("rowspan", "1"), 65534)
+            row.children.append(Node("td", colspan, rowspan, _cell_text(td)))
+        root.children.append(row)
+    return root
+
+
+def ted(gold: Node, pred: Node, structure_only: bool = False) -> float:
+    return float(APTED(gold, pred, TedsConfig(structure_only)).compute_edit_distance())
+
+
+def teds(gold_html: str, pred_html: str, structure_only: bool = False) -> float:
+    """TEDS (or TEDS-S) of two HTML tables by the definition above."""
+    gold, pred = tree_from_html(gold_html), tree_from_html(pred_html)
+    if gold is None or pred is None:
+        return 0.0
+    return 1.0 - ted(gold, pred, structure_only) / max(gold.count(), pred.count())
+
+
+# -- a seeded generator of table pairs ------------------------------------------------------
+
+WORDS = ("total", "net", "2021", "3.5", "µM", "Naïve", "a & b", "<5", "x", "rate (%)", "—")
+Spec = list[list[tuple[str, int, int]]]  # rows of (text, colspan, rowspan)
+
+
+def random_text(rng: random.Random) -> str:
+    if rng.random() < 0.12:
+        return ""
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+
+
+def random_spec(rng: random.Random, rows: int, cols: int, merge: float = 0.2) -> Spec:
+    """A grid of rows × cols slots, some merged by colspan/rowspan."""
+    taken: set[tuple[int, int]] = set()
+    spec: Spec = []
+    for r in range(rows):
+        row = []
+        for c in range(cols):
+            if (r, c) in taken:
+                continue
+            colspan = rowspan = 1
+            if rng.random() < merge:
+                while c + colspan < cols and (r, c + colspan) not in taken and rng.random() < 0.5:
+                    colspan += 1
+            if rng.random() < merge / 2:
+                rowspan = rng.randint(1, rows - r)
+            for dr in range(rowspan):
+                for dc in range(colspan):
+                    taken.add((r + dr, c + dc))
+            row.append((random_text(rng), colspan, rowspan))
+        spec.append(row)
+    return spec
+
+
+def _edit_text(rng: random.Random, text: str) -> str:
+    chars = list(text)
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randint(0, len(chars))
+        op = rng.random()
+        if op < 0.4 and chars and i < len(chars):
+            chars[i] = rng.choice("abcxyz09")
+        elif op < 0.7 and chars and i < len(chars):
+            del chars[i]
+        else:
+            chars.insert(i, rng.choice("abcxyz09 "))
+    return "".join(chars)
+
+
+def _merge_cells(rng: random.Random, spec: Spec) -> None:
+    row = rng.choice(spec)
+    if len(row) >= 2:
+        i = rng.randrange(len(row) - 1)
+        (t1, c1, r1), (t2, c2, _) = row[i], row[i + 1]
+        row[i : i + 2] = [(f"{t1} {t2}".strip(), c1 + c2, r1)]
+
+
+def _split_cell(rng: random.Random, spec: Spec) -> None:
+    row = rng.choice(spec)
+    spanned = [i for i, (_, c, r) in enumerate(row) if c > 1 or r > 1]
+    if spanned:
+        i = rng.choice(spanned)
+        text, colspan, _ = row[i]
+        row[i : i + 1] = [(text, 1, 1)] + [("", 1, 1)] * (colspan - 1)
+
+
+def mutate(rng: random.Random, spec: Spec) -> Spec:
+    """A prediction of the gold spec: dropped, added, swapped or emptied rows, merged or split
+    cells, changed spans and edited, emptied or dropped cell text."""
+    pred = [list(r) for r in spec]
+    for _ in range(rng.randint(1, 5)):
+        op = rng.randrange(10)
+        if op == 0 and len(pred) > 1:
+            del pred[rng.randrange(len(pred))]
+        elif op == 1:
+            pred.insert(rng.randint(0, len(pred)), [(random_text(rng), 1, 1) for _ in range(3)])
+        elif op == 2 and len(pred) > 1:
+            i, j = rng.sample(range(len(pred)), 2)
+            pred[i], pred[j] = pred[j], pred[i]
+        elif op == 3:
+            _merge_cells(rng, pred)
+        elif op == 4:
+            _split_cell(rng, pred)
+        elif op == 5:
+            pred.insert(rng.randint(0, len(pred)), [])
+        elif op == 6 and pred and pred[0]:
+            row = rng.choice([r for r in pred if r] or [pred[0]])
+            i = rng.randrange(len(row))
+            text, colspan, rowspan = row[i]
+            row[i] = (text, colspan, rowspan + 1) if rng.random() < 0.5 else (text, colspan + 1, 1)
+        elif op == 7:
+            row = rng.choice(pred)
+            if row:
+                del row[rng.randrange(len(row))]
+        else:
+            for row in pred:
+                for i, (text, colspan, rowspan) in enumerate(row):
+                    if rng.random() < 0.3:
+                        row[i] = (_edit_text(rng, text) if text else "x", colspan, rowspan)
+                    elif rng.random() < 0.05:
+                        row[i] = ("", colspan, rowspan)
+    return pred
+
+
+def _cell_html(rng: random.Random, text: str, tag: str, colspan: int, rowspan: int) -> str:
+    attrs = (f' colspan="{colspan}"' if colspan != 1 or rng.random() < 0.1 else "") + (
+        f" rowspan={rowspan}" if rowspan != 1 or rng.random() < 0.1 else ""
+    )
+    body = html_lib.escape(text, quote=False)
+    if rng.random() < 0.2:
+        body = body.replace("&amp;", "&#38;").replace("ï", "&iuml;")
+    if rng.random() < 0.15 and " " in body:
+        body = body.replace(" ", rng.choice(["<br>", "&nbsp;", " \n  ", "<br/>"]), 1)
+    if rng.random() < 0.1 and body:
+        body = f"<b>{body}</b>"
+    pad = rng.choice(["", " ", "\n  "])
+    return f"<{tag}{attrs}>{pad}{body}{pad}</{tag}>"
+
+
+def render(rng: random.Random, spec: Spec, header_rows: int = 0) -> str:
+    """HTML for a spec; the first ``header_rows`` rows as ``th`` (in a ``thead`` or not),
+    the body in a ``tbody`` or bare."""
+    rows = []
+    for r, row in enumerate(spec):
+        tag = "th" if r < header_rows else "td"
+        rows.append("<tr>" + "".join(_cell_html(rng, t, tag, c, s) for t, c, s in row) + "</tr>")
+    head, body = rows[:header_rows], rows[header_rows:]
+    if head and rng.random() < 0.5:
+        head = ["<thead>", *head, "</thead>"]
+    if rng.random() < 0.5:
+        body = ["<tbody>", *body, "</tbody>"]
+    return "<table>" + "\n".join(head + body) + "</table>"
+
+
+def random_pair(rng: random.Random, rows: int, cols: int, merge: float = 0.2) -> tuple[str, str]:
+    """A gold table of rows × cols slots (a share ``merge`` of cells spanning) and a mutated
+    prediction, both as HTML."""
+    spec = random_spec(rng, rows, cols, merge)
+    header_rows = rng.choice([0, 1, 1, 2]) if rows > 2 else 0
+    pred = mutate(rng, spec)
+    pred_header = header_rows + (1 if rng.random() < 0.15 else 0)
+    return render(rng, spec, header_rows), render(rng, pred, min(pred_header, len(pred)))

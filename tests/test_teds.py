@@ -1,0 +1,239 @@
+"""teds: TEDS / TEDS-S equal the plain apted reference; header association; table pairing."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+import teds_reference as ref
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extract_mlflow.tables import Table, parse_tables
+from extract_mlflow.teds import (
+    TedsBudgetExceeded,
+    approximate_teds,
+    cell_costs,
+    header_association,
+    score_tables,
+    sequence_edit_distance,
+    teds,
+    timed_teds,
+    tree_edit_distance,
+)
+
+TOL = 1e-9
+
+
+def table(html: str) -> Table:
+    (parsed,) = parse_tables(html)
+    return parsed
+
+
+def reference_ted(gold: str, pred: str, structure_only: bool = False) -> float:
+    g, p = ref.tree_from_html(gold), ref.tree_from_html(pred)
+    assert g is not None and p is not None
+    return ref.ted(g, p, structure_only)
+
+
+def ours(gold: str, pred: str, structure_only: bool = False) -> float:
+    return teds(table(gold), table(pred), structure_only=structure_only)
+
+
+# -- against the reference ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_generated_pairs_equal_the_apted_reference(seed: int) -> None:
+    """Spans, dropped/added/swapped/empty rows, merged and split cells, edited and emptied
+    text, extra header rows, thead/tbody variations, entities and white space."""
+    rng = random.Random(seed)
+    gold, pred = ref.random_pair(rng, rng.randint(1, 7), rng.randint(1, 6))
+    for structure_only in (False, True):
+        expected = ref.teds(gold, pred, structure_only)
+        assert abs(ours(gold, pred, structure_only) - expected) < TOL
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_unrelated_tables_equal_the_apted_reference(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    gold, _ = ref.random_pair(rng, rng.randint(1, 6), rng.randint(1, 5))
+    _, pred = ref.random_pair(rng, rng.randint(1, 6), rng.randint(1, 5))
+    for structure_only in (False, True):
+        expected = ref.teds(gold, pred, structure_only)
+        assert abs(ours(gold, pred, structure_only) - expected) < TOL
+
+
+def test_a_medium_pair_equals_the_reference() -> None:
+    gold, pred = ref.random_pair(random.Random(7), 12, 8, merge=0.1)
+    assert abs(ours(gold, pred) - ref.teds(gold, pred)) < TOL
+
+
+def test_the_distance_is_not_a_rows_then_cells_alignment() -> None:
+    """Deleting a tr moves its cells up; a tr can be renamed into a td. Aligning rows and then
+    cells would give 5 here; the tree edit distance (and apted) gives 4."""
+    gold = "<table><tr><td>a</td></tr><tr></tr><tr><td>b</td></tr></table>"
+    pred = "<table><tr><td>a</td><td>X</td><td>b</td></tr></table>"
+    assert tree_edit_distance(table(gold), table(pred)) == 4.0
+    assert reference_ted(gold, pred) == 4.0
+    assert ours(gold, pred) == pytest.approx(1 - 4 / 6)
+
+
+words = st.sampled_from(["", "a", "ab", "b c", "abc"])
+spec_cells = st.tuples(words, st.integers(1, 2), st.integers(1, 2))
+specs = st.lists(st.lists(spec_cells, max_size=3), max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(specs, specs)
+def test_any_small_pair_equals_the_reference_and_is_symmetric(
+    gold_spec: ref.Spec, pred_spec: ref.Spec
+) -> None:
+    rng = random.Random(0)
+    gold, pred = ref.render(rng, gold_spec), ref.render(rng, pred_spec)
+    g, p = table(gold), table(pred)
+    for structure_only in (False, True):
+        d = tree_edit_distance(g, p, structure_only=structure_only)
+        assert abs(d - reference_ted(gold, pred, structure_only)) < TOL
+        assert abs(d - tree_edit_distance(p, g, structure_only=structure_only)) < TOL
+    assert 0.0 <= teds(g, p) <= teds(g, p, structure_only=True) <= 1.0
+
+
+# -- fixed points ---------------------------------------------------------------------------
+
+
+def test_identical_tables_score_one_whatever_the_markup() -> None:
+    gold = "<table><thead><tr><th>a &amp; b</th></tr></thead><tbody><tr><td>x<br>y</td></tr>"
+    pred = "<table>\n<tr><td> a &#38;  b</td></tr><tr><td>x y</td></tr></table>"
+    assert ours(gold, pred) == 1.0 and ours(gold, pred, True) == 1.0
+    md = parse_tables("| a & b |\n|---|\n| x y |")[0]
+    assert teds(table(gold), md) == 1.0
+
+
+def test_an_empty_prediction_scores_zero() -> None:
+    gold = table("<table><tr><td>1</td></tr></table>")
+    assert teds(gold, None) == 0.0 and teds(gold, None, structure_only=True) == 0.0
+    assert timed_teds(gold, None, budget_s=1.0) == (0.0, False)
+
+
+def test_an_empty_table_keeps_its_root() -> None:
+    gold = table("<table><tr><td>1</td><td>2</td></tr></table>")
+    assert teds(gold, Table()) == pytest.approx(1 / 4)
+    assert teds(Table(), Table()) == 1.0
+
+
+def test_content_and_structure_costs_by_hand() -> None:
+    gold = "<table><tr><td>abcd</td><td>x</td></tr></table>"
+    edited = "<table><tr><td>abxd</td><td>x</td></tr></table>"
+    spanned = "<table><tr><td colspan=2>abcd</td></tr></table>"
+    # one rename at 1/4 over 4 nodes
+    assert ours(gold, edited) == pytest.approx(1 - 0.25 / 4)
+    assert ours(gold, edited, True) == 1.0
+    # the spans differ: renaming either gold cell into the spanned one costs 1, deleting the
+    # other 1, over max(4, 3) nodes
+    assert ours(gold, spanned) == pytest.approx(1 - 2 / 4)
+
+
+def test_cell_costs_are_normalised_levenshtein_and_spans() -> None:
+    spans = np.array([[1, 1], [2, 1], [1, 1]])
+    costs = cell_costs(["abc", "abc", ""], spans, ["abd", ""], np.array([[1, 1], [1, 1]]))
+    assert costs.tolist() == [[1 / 3, 1.0], [1.0, 1.0], [1.0, 0.0]]
+    assert cell_costs([], np.zeros((0, 2), int), ["a"], np.array([[1, 1]])).shape == (0, 1)
+
+
+def test_sequence_edit_distance() -> None:
+    costs = np.array([[0.0, 1.0, 1.0], [1.0, 0.5, 1.0]])
+    assert sequence_edit_distance(costs) == 1.5  # match, substitute at 0.5, insert 1
+    assert sequence_edit_distance(np.zeros((0, 2))) == 2.0
+
+
+# -- time budget ----------------------------------------------------------------------------
+
+
+def test_a_passed_deadline_stops_the_exact_computation() -> None:
+    gold, pred = (table(h) for h in ref.random_pair(random.Random(3), 6, 4))
+    with pytest.raises(TedsBudgetExceeded):
+        tree_edit_distance(gold, pred, deadline=time.perf_counter() - 1)
+
+
+def test_the_fallback_is_a_labelled_lower_bound() -> None:
+    for seed in range(20):
+        gold, pred = (table(h) for h in ref.random_pair(random.Random(seed), 6, 4))
+        exact = teds(gold, pred)
+        score, approximate = timed_teds(gold, pred, budget_s=1e-12)
+        assert approximate == (gold != pred)
+        assert score <= exact + TOL
+        assert approximate_teds(gold, gold) == 1.0
+        assert timed_teds(gold, pred, budget_s=None) == (exact, False)
+
+
+def test_a_pair_too_large_for_memory_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import extract_mlflow.teds as module
+
+    gold, pred = (table(h) for h in ref.random_pair(random.Random(9), 5, 4))
+    monkeypatch.setattr(module, "_MAX_ROW_ELEMENTS", 10)
+    with pytest.raises(TedsBudgetExceeded, match="too large"):
+        tree_edit_distance(gold, pred)
+    assert timed_teds(gold, pred, budget_s=None) == (approximate_teds(gold, pred), True)
+
+
+# -- header association ---------------------------------------------------------------------
+
+HEADED = (
+    "<table><thead><tr><th colspan=2>Price</th><th>Item</th></tr>"
+    "<tr><th>net</th><th>gross</th><th></th></tr></thead><tr><td>1</td><td>2</td><td>x</td></tr>"
+)
+
+
+def test_header_paths_resolve_spans_over_two_header_rows() -> None:
+    gold = table(HEADED)
+    assert header_association(gold, gold) == (3, 3)
+    # the same header texts, spans written out, in a differently tagged prediction
+    flat = table(
+        "<table><tr><td>price</td><td>Price</td><td>item</td></tr>"
+        "<tr><td>NET</td><td>gross</td><td></td></tr></table>"
+    )
+    assert header_association(gold, flat) == (3, 3)
+    assert header_association(gold, None) == (0, 3)
+
+
+def test_header_association_counts_columns_at_the_same_index() -> None:
+    gold = table("<table><tr><th>a</th><th>b</th><th>c</th></tr><tr><td>1</td></tr></table>")
+    shifted = table("<table><tr><th>x</th><th>a</th><th>b</th><th>c</th></tr></table>")
+    narrower = table("<table><tr><th>a</th><th>b</th></tr></table>")
+    assert header_association(gold, shifted) == (0, 3)
+    assert header_association(gold, narrower) == (2, 3)
+
+
+def test_without_marked_headers_the_first_row_is_the_header() -> None:
+    gold = table("<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2</td></tr></table>")
+    pred = table("<table><tr><td>a</td><td>B</td></tr><tr><td>9</td><td>9</td></tr></table>")
+    assert header_association(gold, pred) == (2, 2)
+    swapped = table("<table><tr><td>b</td><td>a</td></tr></table>")
+    assert header_association(gold, swapped) == (0, 2)
+
+
+def test_missing_prediction_header_rows_do_not_match() -> None:
+    gold = table(HEADED)
+    one_row = table("<table><tr><th colspan=2>Price</th><th>Item</th></tr></table>")
+    assert header_association(gold, one_row) == (0, 3)
+
+
+# -- pairing --------------------------------------------------------------------------------
+
+
+def test_tables_are_paired_by_best_match_and_the_rest_score_zero() -> None:
+    a = "<table><tr><td>alpha</td><td>1</td></tr></table>"
+    b = "<table><tr><td>beta</td></tr><tr><td>2</td></tr></table>"
+    c = "<table><tr><td>gamma</td></tr></table>"
+    slots = score_tables(parse_tables([a, b]), parse_tables([b, a, c]))
+    assert [(s.gold, s.pred, s.teds) for s in slots] == [(0, 1, 1.0), (1, 0, 1.0), (None, 2, 0.0)]
+    slots = score_tables(parse_tables([a, b]), parse_tables([b]))
+    assert [(s.gold, s.pred, s.teds, s.header_columns) for s in slots] == [
+        (1, 0, 1.0, 1),
+        (0, None, 0.0, 2),
+    ]
+    assert score_tables([], []) == []
+    assert [s.pred for s in score_tables([], parse_tables(c))] == [0]
