@@ -20,10 +20,18 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from ._version import __version__
 from .errors import ConfigError
-from .layout import LayoutConfig
+from .tokens import TOKENIZER_SIGNATURE
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
 FIELD_TYPES: tuple[str, ...] = FieldType.__args__  # type: ignore[attr-defined]
@@ -55,6 +63,106 @@ class FieldRule(_Strict):
     ignore: bool = Field(default=False, strict=True)
 
 
+# -- sections of the config (one model each) ----------------------------------------
+
+
+class LayoutProfile(BaseModel):
+    """What a page about one topic must contain."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    required: tuple[str, ...] = Field(min_length=1)
+    min_words: int = Field(default=20, ge=0, strict=True)
+    table_section: str | None = None
+
+
+class LayoutConfig(BaseModel):
+    """The ``[layout]`` config section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    profiles: dict[str, LayoutProfile] = Field(default_factory=dict)
+    topic_key: str = Field(default="topic", strict=True)
+    rows_key: str = Field(default="rows", strict=True)
+
+
+class FidelityConfig(BaseModel):
+    """The ``[fidelity]`` section of the config.
+
+    ``fields`` / ``grounding_fields`` are paths or globs (``*`` matches within one path segment,
+    ``**`` across segments, ``[]`` is literal: ``line_items[].*``). Unset, ``fields`` means every
+    text leaf and ``grounding_fields`` every text, id, number and quantity leaf, except fields
+    with ``ignore = true``; a field listed explicitly is checked even when ignored.
+    ``exclude`` removes paths from both. ``casefold`` folds case for the n-gram scores (kept
+    by default: a change of case is a change of wording); ``ground_casefold`` lets the span
+    alignment and the fuzzy grounding ignore case (on by default: a value in capitals was not
+    invented).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fields: tuple[str, ...] | None = None
+    grounding_fields: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    casefold: bool = Field(default=False, strict=True)
+    fuzzy_threshold: float = Field(default=0.90, ge=0, le=1, strict=True)
+    ground_casefold: bool = Field(default=True, strict=True)
+    excellent: float = Field(default=0.70, ge=0, le=1, strict=True)
+    good: float = Field(default=0.50, ge=0, le=1, strict=True)
+    new_vocabulary_p1: float = Field(default=0.80, ge=0, le=1, strict=True)
+    paraphrase_p1: float = Field(default=0.85, ge=0, le=1, strict=True)
+    paraphrase_p4: float = Field(default=0.50, ge=0, le=1, strict=True)
+    worst: int = Field(default=10, ge=0, strict=True, description="values listed worst first")
+    scan_injection: bool = Field(default=True, strict=True)
+
+    @field_validator("fields", "grounding_fields", "exclude")
+    @classmethod
+    def _check_patterns(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for pattern in value or ():
+            if not pattern.strip():
+                raise ValueError("an empty field pattern")
+        return value
+
+    @model_validator(mode="after")
+    def _check_bands(self) -> FidelityConfig:
+        if self.good > self.excellent:
+            raise ValueError(f"good ({self.good}) must not exceed excellent ({self.excellent})")
+        return self
+
+    def signature(self) -> str:
+        """What makes two fidelity scores comparable (tokeniser, case, thresholds)."""
+        case = "folded" if self.casefold else "kept"
+        ground = "folded" if self.ground_casefold else "kept"
+        return (
+            f"fidelity:{__version__}|tok:{TOKENIZER_SIGNATURE}|case:{case}|ground_case:{ground}"
+            f"|fuzzy:{self.fuzzy_threshold:g}|bands:{self.excellent:g}/{self.good:g}"
+        )
+
+
+class StructureConfig(BaseModel):
+    """The ``[structure]`` config section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tables_key: str = Field(default="tables", min_length=1, strict=True)
+    blocks_key: str = Field(default="blocks", min_length=1, strict=True)
+    regions_key: str = Field(default="regions", min_length=1, strict=True)
+    boundaries_key: str = Field(default="boundaries", min_length=1, strict=True)
+    block_id_key: str = Field(default="id", min_length=1, strict=True)
+    page_key: str = Field(default="page", min_length=1, strict=True)
+    region_id_key: str = Field(default="id", min_length=1, strict=True)
+    region_text_key: str = Field(default="text", min_length=1, strict=True)
+    boundary_window: float = Field(default=0.0, ge=0, strict=True)
+    anls_threshold: float = Field(default=0.5, gt=0, le=1, strict=True)
+    teds_time_budget_s: float = Field(default=10.0, gt=0, strict=True)
+    slice_by: tuple[str, ...] = ()
+    max_slices: int = Field(default=20, ge=1, strict=True)
+    numeric_bins: int = Field(default=5, ge=2, strict=True)
+    bootstrap_resamples: int = Field(default=1000, ge=1, strict=True)
+    bootstrap_seed: int = Field(default=0, strict=True)
+    confidence: float = Field(default=0.95, gt=0, lt=1, strict=True)
+
+
 class Config(_Strict):
     """The whole scoring config."""
 
@@ -64,6 +172,8 @@ class Config(_Strict):
     date_formats: tuple[str, ...] = ("%Y-%m-%d",)
     fields: dict[str, FieldRule] = Field(default_factory=dict)
     layout: LayoutConfig = Field(default_factory=LayoutConfig)
+    fidelity: FidelityConfig = Field(default_factory=FidelityConfig)
+    structure: StructureConfig = Field(default_factory=StructureConfig)
 
     @field_validator("fields")
     @classmethod

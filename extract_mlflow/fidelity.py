@@ -32,11 +32,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
 from ._runtime import gc_paused
-from ._version import __version__
-from .config import Config
+from .config import Config, FidelityConfig
 from .errors import InputError
 from .grounding import SourceNumbers, Span, align_fuzzy, missing_ngrams, verbatim_span
 from .injection import Finding, scan
@@ -45,7 +42,6 @@ from .report import metric_key
 from .tokens import (
     MAX_ORDER,
     TOKEN_RE,
-    TOKENIZER_SIGNATURE,
     SourceIndex,
     ngrams,
     normalize,
@@ -62,59 +58,6 @@ ORDERS = tuple(range(1, MAX_ORDER + 1))
 
 
 # -- config --------------------------------------------------------------------------------
-class FidelityConfig(BaseModel):
-    """The ``[fidelity]`` section of the config.
-
-    ``fields`` / ``grounding_fields`` are paths or globs (``*`` matches within one path segment,
-    ``**`` across segments, ``[]`` is literal: ``line_items[].*``). Unset, ``fields`` means every
-    text leaf and ``grounding_fields`` every text, id, number and quantity leaf, except fields
-    with ``ignore = true``; a field listed explicitly is checked even when ignored.
-    ``exclude`` removes paths from both. ``casefold`` folds case for the n-gram scores (kept
-    by default: a change of case is a change of wording); ``ground_casefold`` lets the span
-    alignment and the fuzzy grounding ignore case (on by default: a value in capitals was not
-    invented).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    fields: tuple[str, ...] | None = None
-    grounding_fields: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] = ()
-    casefold: bool = Field(default=False, strict=True)
-    fuzzy_threshold: float = Field(default=0.90, ge=0, le=1, strict=True)
-    ground_casefold: bool = Field(default=True, strict=True)
-    excellent: float = Field(default=0.70, ge=0, le=1, strict=True)
-    good: float = Field(default=0.50, ge=0, le=1, strict=True)
-    new_vocabulary_p1: float = Field(default=0.80, ge=0, le=1, strict=True)
-    paraphrase_p1: float = Field(default=0.85, ge=0, le=1, strict=True)
-    paraphrase_p4: float = Field(default=0.50, ge=0, le=1, strict=True)
-    worst: int = Field(default=10, ge=0, strict=True, description="values listed worst first")
-    scan_injection: bool = Field(default=True, strict=True)
-
-    @field_validator("fields", "grounding_fields", "exclude")
-    @classmethod
-    def _check_patterns(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        for pattern in value or ():
-            if not pattern.strip():
-                raise ValueError("an empty field pattern")
-        return value
-
-    @model_validator(mode="after")
-    def _check_bands(self) -> FidelityConfig:
-        if self.good > self.excellent:
-            raise ValueError(f"good ({self.good}) must not exceed excellent ({self.excellent})")
-        return self
-
-    def signature(self) -> str:
-        """What makes two fidelity scores comparable (tokeniser, case, thresholds)."""
-        case = "folded" if self.casefold else "kept"
-        ground = "folded" if self.ground_casefold else "kept"
-        return (
-            f"fidelity:{__version__}|tok:{TOKENIZER_SIGNATURE}|case:{case}|ground_case:{ground}"
-            f"|fuzzy:{self.fuzzy_threshold:g}|bands:{self.excellent:g}/{self.good:g}"
-        )
-
-
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A field-path glob as a regex: ``**`` any text, ``*`` any text without a dot.
 

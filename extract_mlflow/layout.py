@@ -23,33 +23,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from .config import LayoutProfile
 
 _WIKI = re.compile(r"^\s*(={1,6})\s*(.+?)\s*\1\s*$")
 _MARKDOWN = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
 _NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.)\s+")
 _WORD = re.compile(r"\w+")
-
-
-class LayoutProfile(BaseModel):
-    """What a page about one topic must contain."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    required: tuple[str, ...] = Field(min_length=1)
-    min_words: int = Field(default=20, ge=0, strict=True)
-    table_section: str | None = None
-
-
-class LayoutConfig(BaseModel):
-    """The ``[layout]`` config section."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    profiles: dict[str, LayoutProfile] = Field(default_factory=dict)
-    topic_key: str = Field(default="topic", strict=True)
-    rows_key: str = Field(default="rows", strict=True)
 
 
 def title_key(text: str) -> str:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ._runtime import gc_paused
-from .config import Config, load_config
+from .config import Config, LayoutProfile, load_config
 from .errors import ConfigError
 from .fields import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
-from .layout import LayoutProfile, LayoutResult, check_layout, page_rows, parse_page
+from .layout import LayoutResult, check_layout, page_rows, parse_page
 from .loading import (
     GoldSet,
     PredictionSet,

@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
+from .config import StructureConfig
 from .errors import InputError
 from .reading_order import parse_blocks, score_reading_order
 from .report import Counts, metric_key
@@ -79,30 +79,6 @@ METRICS: tuple[str, ...] = (
 )
 HIGHER_IS_BETTER: dict[str, bool] = dict.fromkeys(METRICS, True)
 _ATTRIBUTE_CHARS = re.compile(r"[^\w.\-]")
-
-
-class StructureConfig(BaseModel):
-    """The ``[structure]`` config section."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tables_key: str = Field(default="tables", min_length=1, strict=True)
-    blocks_key: str = Field(default="blocks", min_length=1, strict=True)
-    regions_key: str = Field(default="regions", min_length=1, strict=True)
-    boundaries_key: str = Field(default="boundaries", min_length=1, strict=True)
-    block_id_key: str = Field(default="id", min_length=1, strict=True)
-    page_key: str = Field(default="page", min_length=1, strict=True)
-    region_id_key: str = Field(default="id", min_length=1, strict=True)
-    region_text_key: str = Field(default="text", min_length=1, strict=True)
-    boundary_window: float = Field(default=0.0, ge=0, strict=True)
-    anls_threshold: float = Field(default=0.5, gt=0, le=1, strict=True)
-    teds_time_budget_s: float = Field(default=10.0, gt=0, strict=True)
-    slice_by: tuple[str, ...] = ()
-    max_slices: int = Field(default=20, ge=1, strict=True)
-    numeric_bins: int = Field(default=5, ge=2, strict=True)
-    bootstrap_resamples: int = Field(default=1000, ge=1, strict=True)
-    bootstrap_seed: int = Field(default=0, strict=True)
-    confidence: float = Field(default=0.95, gt=0, lt=1, strict=True)
 
 
 # -- one document ---------------------------------------------------------------------------

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from extract_mlflow import evaluate
+from extract_mlflow.config import LayoutProfile
 from extract_mlflow.errors import ConfigError
 from extract_mlflow.layout import (
-    LayoutProfile,
     check_layout,
     page_rows,
     parse_page,
