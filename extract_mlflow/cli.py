@@ -217,6 +217,25 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     "--profile",
     help="Layout profile of the pages (default: the gold line's topic, else the only profile).",
 )
+@click.option(
+    "--sources",
+    type=click.Path(path_type=Path),
+    help="Source documents for text fidelity: a folder of <id>.txt/.md/.pdf or a JSONL of "
+    "{id, text}.",
+)
+@click.option("--source-key", help="Gold field holding the source text (instead of --sources).")
+@click.option(
+    "--approvals",
+    type=click.Path(path_type=Path),
+    help="CSV or JSONL of (id, path) values a reviewer accepted: their fidelity flags are "
+    "cleared and reported as approved.",
+)
+@click.option(
+    "--slice-by",
+    multiple=True,
+    metavar="FIELD",
+    help="Gold attribute to report structure metrics by (repeatable), e.g. layout.",
+)
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
 @tracking_options
 @click.option(
@@ -249,6 +268,10 @@ def score(
     field_min: list[tuple[str, float]],
     text_key: str | None,
     profile: str | None,
+    sources: Path | None,
+    source_key: str | None,
+    approvals: Path | None,
+    slice_by: tuple[str, ...],
     no_log: bool,
     tracking_uri: str | None,
     experiment: str | None,
@@ -270,7 +293,18 @@ def score(
         from .tracking import check_reachable, resolve_tracking_uri
 
         check_reachable(resolve_tracking_uri(tracking_uri))  # fail fast, before scoring
-    report = evaluate(gold, pred, config_path, id_key=id_key, text_key=text_key, profile=profile)
+    report = evaluate(
+        gold,
+        pred,
+        config_path,
+        id_key=id_key,
+        text_key=text_key,
+        profile=profile,
+        sources=sources,
+        source_key=source_key,
+        approvals=approvals,
+        slice_by=slice_by,
+    )
     for doc in report.layouts:  # pages are few and large: one progress line each
         click.echo(doc.progress_line(), err=True)
     failures = check_score_gates(report, min_f1, field_min)

@@ -8,7 +8,7 @@ Paths: ``vendor.name`` for nested objects, ``line_items[].qty`` for leaves of li
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,11 +96,12 @@ _SCALARS = (str, int, float, bool)
 class FieldScorer:
     """Scores documents field by field under one config. Not thread-safe (it caches)."""
 
-    def __init__(self, config: Config | None = None) -> None:
+    def __init__(self, config: Config | None = None, skip_keys: Iterable[str] = ()) -> None:
         self.config = config or Config()
         self.comparators = Comparators(self.config)
         self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
-        self._top_skip = frozenset({self.config.id_key, *META_KEYS})
+        # top-level keys never scored: the id, call metadata, inputs of other metric families
+        self._top_skip = frozenset({self.config.id_key, *META_KEYS, *skip_keys})
         self._threshold = self.config.match_threshold
         self._children: dict[str, dict[str, str]] = {}
         self._item_resolvers: dict[str, Callable[[str], Callable[[Any], Comparator] | None]] = {}

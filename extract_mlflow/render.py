@@ -127,6 +127,9 @@ def report_markdown(report: Report) -> str:
         for d in worst:
             c = d.counts
             lines.append(f"| {_md_cell(d.id)} | {d.status} | {c.fp} | {c.fn} | {fmt(c.f1)} |")
+    for family in (report.fidelity, report.structure):
+        if family is not None:
+            lines += ["", family.to_markdown().rstrip()]
     notes = _notes(report)
     if notes:
         lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
@@ -195,7 +198,22 @@ def report_table(report: Report) -> str:
         out.append("  ".join(cells).rstrip())
         if n == 0:
             out.append("  ".join("-" * w for w in widths))
+    if report.fidelity is not None:
+        out += ["", report.fidelity.to_table().rstrip()]
+    if report.structure is not None:
+        out += ["", _structure_table(report.structure)]
     notes = _notes(report)
     if notes:
         out += ["", *notes]
     return "\n".join(out) + "\n"
+
+
+def _structure_table(summary: Any) -> str:
+    """Structure metrics with their 95% intervals, one per line."""
+    metrics = summary.metrics()
+    lines = ["structure metrics (95% bootstrap interval)"]
+    for name in sorted(k for k in metrics if "_ci_" not in k and "_by_" not in k):
+        low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
+        interval = f"  [{fmt(low)}, {fmt(high)}]" if low is not None else ""
+        lines.append(f"  {name:<20} {fmt(metrics[name])}{interval}")
+    return "\n".join(lines)

@@ -21,6 +21,9 @@ from .layout import LayoutResult
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .fidelity import FidelitySummary
+    from .structure import StructureSummary
+
 EXAMPLES_PER_FIELD = 5
 _BAD_KEY_CHARS = re.compile(r"[^/\w.\- ]")
 
@@ -181,6 +184,10 @@ class Report:
     tokens_per_doc: float | None = None
     """Σ(input + output tokens) / documents from the predictions' `usage`; None if unrecorded"""
     notes: list[str] = field(default_factory=list)
+    fidelity: FidelitySummary | None = None
+    """text fidelity against the sources (only when sources were given)"""
+    structure: StructureSummary | None = None
+    """document-structure metrics (only when gold lines carry structure fields)"""
 
     # -- pages -------------------------------------------------------------------------
     @property
@@ -290,7 +297,11 @@ class Report:
             out[metric_key("field_f1", path)] = f.counts.f1
             out[metric_key("field_precision", path)] = f.counts.precision
             out[metric_key("field_recall", path)] = f.counts.recall
-        return {k: float(v) for k, v in out.items() if v is not None}
+        merged = {k: float(v) for k, v in out.items() if v is not None}
+        for family in (self.fidelity, self.structure):
+            if family is not None:
+                merged.update(family.metrics())
+        return merged
 
     # -- views -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -308,6 +319,8 @@ class Report:
             "layout": self._layout_dict(),
             "field_recall": self.field_recall_lines(),
             "notes": self.notes,
+            "fidelity": self.fidelity.to_dict() if self.fidelity is not None else None,
+            "structure": self.structure.to_dict() if self.structure is not None else None,
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             "skipped": self.skipped,
@@ -418,7 +431,11 @@ class Report:
             data[f"field_tp/{p}"] = mat[:, i]
             data[f"field_fp/{p}"] = mat[:, i + 1]
             data[f"field_fn/{p}"] = mat[:, i + 2]
-        return pd.DataFrame(data)
+        frame = pd.DataFrame(data)
+        if self.structure is not None:  # per-document structure values, prefixed
+            extra = self.structure.documents_frame().set_index("id").add_prefix("structure/")
+            frame = frame.join(extra, on="id")
+        return frame
 
     def to_markdown(self) -> str:
         from .render import report_markdown

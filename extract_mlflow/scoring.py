@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,8 @@ from typing import Any
 from ._runtime import gc_paused
 from .config import Config, LayoutProfile, load_config
 from .errors import ConfigError
+from .feedback import leaf_values
+from .fidelity import FidelitySummary, load_approvals, score_fidelity
 from .fields import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
 from .layout import LayoutResult, check_layout, page_rows, parse_page
 from .loading import (
@@ -21,7 +23,10 @@ from .loading import (
     load_predictions,
     predictions_from_rows,
 )
+from .normalize import Comparators
 from .report import EXAMPLES_PER_FIELD, Counts, DocumentResult, FieldResult, Report
+from .sources import load_sources, sources_from_gold
+from .structure import StructureSummary, score_structure
 
 GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
@@ -68,12 +73,22 @@ def evaluate(
     id_key: str | None = None,
     text_key: str | None = None,
     profile: str | None = None,
+    sources: str | Path | Mapping[str, str] | None = None,
+    source_key: str | None = None,
+    approvals: str | Path | Mapping[tuple[str, str], str | None] | None = None,
+    slice_by: Sequence[str] | None = None,
 ) -> Report:
     """Score predictions against gold, field by field.
 
     A prediction whose `text_key` (default ``output``) holds a wiki/markdown page is parsed:
     the rows of its table become the list scored against the gold line's ``rows``, and its
     sections give the layout score under `profile` (else the gold line's topic).
+
+    Text fidelity runs when sources are given: `sources` (a folder of ``<id>.txt|.md|.pdf``, a
+    JSONL of ``{id, text}``, or a mapping id -> text) or `source_key` (a field of the gold
+    line); `approvals` lists (id, path) pairs a reviewer accepted. Document-structure metrics
+    run when gold lines carry their fields (``tables``, ``blocks``, ``regions``,
+    ``boundaries``); `slice_by` names gold attributes to report every metric by.
 
     `gold` and `pred` are JSONL paths or rows (mappings; a prediction row may also be raw JSON
     text). `config` is a :class:`Config`, a path to a TOML/JSON file, a mapping, or None.
@@ -85,25 +100,113 @@ def evaluate(
     cfg = resolve_config(config, id_key)
     if text_key is not None and text_key != cfg.text_key:
         cfg = cfg.model_copy(update={"text_key": text_key})
+    if slice_by:
+        structure = cfg.structure.model_copy(update={"slice_by": tuple(slice_by)})
+        cfg = cfg.model_copy(update={"structure": structure})
     gs, ps = load_inputs(gold, pred, cfg)
-    return score_sets(gs, ps, cfg, profile=profile)
+    extras = Extras(
+        sources=_sources(sources, source_key, gs, cfg),
+        source_key=source_key,
+        approvals=load_approvals(approvals) if isinstance(approvals, str | Path) else approvals,
+    )
+    return score_sets(gs, ps, cfg, profile=profile, extras=extras)
+
+
+@dataclass
+class Extras:
+    """Inputs of the optional families: source texts (text fidelity) and approvals."""
+
+    sources: Mapping[str, str] | None = None
+    source_key: str | None = None
+    approvals: Mapping[tuple[str, str], str | None] | None = None
+
+
+def _sources(
+    sources: str | Path | Mapping[str, str] | None,
+    source_key: str | None,
+    gs: GoldSet,
+    config: Config,
+) -> Mapping[str, str] | None:
+    if sources is not None and source_key is not None:
+        raise ConfigError("give sources as files (--sources) or as a gold field (--source-key)")
+    if isinstance(sources, str | Path):
+        return load_sources(sources, id_key=config.id_key)
+    if source_key is not None:
+        return sources_from_gold(gs.docs, source_key)
+    return sources
 
 
 def score_sets(
-    gs: GoldSet, ps: PredictionSet, config: Config, *, profile: str | None = None
+    gs: GoldSet,
+    ps: PredictionSet,
+    config: Config,
+    *,
+    profile: str | None = None,
+    extras: Extras | None = None,
 ) -> Report:
     """Score loaded inputs (what :func:`evaluate` does after loading)."""
     if profile is not None and profile not in config.layout.profiles:
         known = ", ".join(sorted(config.layout.profiles)) or "none configured"
         raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
+    extras = extras or Extras()
     with gc_paused():
-        return _score_sets(gs, ps, config, profile)
+        report = _score_sets(gs, ps, config, profile, _family_keys(gs, config, extras))
+    report.fidelity = _fidelity(gs, ps, config, extras)
+    report.structure = _structure(gs, ps, config)
+    return report
+
+
+def _structure_keys(config: Config) -> tuple[str, ...]:
+    s = config.structure
+    return (s.tables_key, s.blocks_key, s.regions_key, s.boundaries_key)
+
+
+def _has_structure(gs: GoldSet, config: Config) -> bool:
+    keys = _structure_keys(config)
+    return any(k in doc for doc in gs.docs.values() for k in keys)
+
+
+def _family_keys(gs: GoldSet, config: Config, extras: Extras) -> tuple[str, ...]:
+    """Top-level keys that feed another family (source text, structure, slice attributes),
+    never fields."""
+    keys: tuple[str, ...] = _structure_keys(config) if _has_structure(gs, config) else ()
+    keys += tuple(path.split(".")[0] for path in config.structure.slice_by)
+    return (*keys, extras.source_key) if extras.source_key else keys
+
+
+def _fidelity(
+    gs: GoldSet, ps: PredictionSet, config: Config, extras: Extras
+) -> FidelitySummary | None:
+    if extras.sources is None:
+        return None
+    skip = {config.text_key, *_family_keys(gs, config, extras)}
+    return score_fidelity(
+        gs.docs,
+        ps.docs,
+        extras.sources,
+        config.fidelity,
+        Comparators(config),
+        id_key=config.id_key,
+        approvals=extras.approvals,
+        skip_keys=skip,
+    )
+
+
+def _structure(gs: GoldSet, ps: PredictionSet, config: Config) -> StructureSummary | None:
+    if not _has_structure(gs, config):
+        return None
+    preds = {doc_id: ps.docs.get(doc_id) for doc_id in gs.docs}
+    return score_structure(gs.docs, preds, config.structure, id_key=config.id_key)
 
 
 def _score_sets(
-    gs: GoldSet, ps: PredictionSet, config: Config, profile: str | None = None
+    gs: GoldSet,
+    ps: PredictionSet,
+    config: Config,
+    profile: str | None = None,
+    skip_keys: Iterable[str] = (),
 ) -> Report:
-    scorer = FieldScorer(config)
+    scorer = FieldScorer(config, skip_keys)
     documents: list[DocumentResult] = []
     notes: list[str] = []
     for doc_id, gold_doc in gs.docs.items():
@@ -126,7 +229,7 @@ def _score_sets(
     return Report(
         tokens_per_doc=tokens_per_doc(ps.docs.get(d) for d in gs.docs),
         documents=documents,
-        fields=_fields(documents, scorer),
+        fields=_fields(documents, scorer, gs.docs),
         config=config,
         skipped=sorted(scorer.skipped | _configured_ignores(config)),
         unknown_ids=unknown,
@@ -255,7 +358,31 @@ def _document(doc_id: str, status: str, acc: DocCounts, reason: str | None) -> D
     return DocumentResult(doc_id, status, Counts(tp, fp, fn), acc.counts, acc.errors, reason)
 
 
-def _fields(documents: list[DocumentResult], scorer: FieldScorer) -> dict[str, FieldResult]:
+def _field_types(
+    paths: Iterable[str], scorer: FieldScorer, gold_docs: Mapping[str, Mapping[str, Any]]
+) -> dict[str, set[str]]:
+    """The type label of each field: its configured type, else the types its gold values were
+    read as. A field whose values all matched to the letter was never read as a type, so its
+    label is inferred from its first gold value (documents in id order: order-independent)."""
+    types: dict[str, set[str]] = defaultdict(set)
+    for path, type_name in scorer.types_seen:
+        types[path].add(type_name)
+    pending = {p for p in paths if p not in types and not scorer.comparators.configured_type(p)}
+    for doc_id in sorted(gold_docs) if pending else ():
+        for path, value in leaf_values(gold_docs[doc_id], id_key=scorer.config.id_key):
+            if path in pending:
+                types[path].add(scorer.comparators.for_leaf(path, value).type)
+                pending.discard(path)
+        if not pending:
+            break
+    return types
+
+
+def _fields(
+    documents: list[DocumentResult],
+    scorer: FieldScorer,
+    gold_docs: Mapping[str, Mapping[str, Any]],
+) -> dict[str, FieldResult]:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for d in documents:
         for path, c in d.fields.items():
@@ -271,9 +398,7 @@ def _fields(documents: list[DocumentResult], scorer: FieldScorer) -> dict[str, F
             ex = examples[e.path]
             if len(ex) < EXAMPLES_PER_FIELD:
                 ex.append(_example(d.id, e))
-    types: dict[str, set[str]] = defaultdict(set)
-    for path, type_name in scorer.types_seen:
-        types[path].add(type_name)
+    types = _field_types(totals, scorer, gold_docs)
     out: dict[str, FieldResult] = {}
     for path in sorted(totals):
         tp, fp, fn = totals[path]

@@ -389,7 +389,16 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     report.to_frame("counts").to_parquet(out / "documents.parquet", index=False)
     (out / "config.toml").write_text(report.config.to_toml(), encoding="utf-8")
     copy_prompts(prompts, out / "prompts")
+    if report.structure is not None:  # a metric-vs-attribute curve per numeric slice attribute
+        for n, attribute in enumerate(report.structure.numeric_attributes):
+            name = "robustness.png" if n == 0 else f"robustness_{safe_name(attribute)}.png"
+            report.structure.robustness_plot(out / name, attribute)
     return out
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of `text`."""
+    return re.sub(r"[^\w.-]+", "_", text).strip("_") or "attribute"
 
 
 def copy_prompts(prompts: Sequence[str | Path], dest: Path) -> None:

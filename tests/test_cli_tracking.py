@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer, assert_run_holds_report
+from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
@@ -193,3 +193,86 @@ def test_page_run_logs_layout_composite_and_tokens(
     diagnostics = json.loads((local / "diagnostics.json").read_text(encoding="utf-8"))
     assert diagnostics["layout"]["documents"]["paper-04"]["rows_pred"] == 4
     assert "## Pages" in (local / "summary.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.server
+def test_fidelity_run_logs_ngram_and_grounding_metrics(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    sources = str(EXAMPLE / "sources")
+    code, out, err = cli(
+        "score", GOLD, BASELINE, "--config", CONFIG, "--sources", sources,
+        "--tracking-uri", mlflow_server.uri, "--experiment", "fidelity", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    report = evaluate(GOLD, BASELINE, CONFIG, sources=sources)
+    assert report.fidelity is not None
+    client = client_for(mlflow_server.uri)
+    assert_run_holds_report(client, data["run_id"], report, tmp_path)
+    metrics = client.get_run(data["run_id"]).data.metrics
+    for key in ("bleu_proxy", "ngram_p1", "ngram_p2", "ngram_p3", "ngram_p4"):
+        assert metrics[key] == pytest.approx(report.fidelity.metrics()[key])
+    assert metrics["groundedness"] + metrics["hallucination_rate"] == pytest.approx(1.0)
+    assert "field_bleu_proxy/line_items.description" in metrics
+    assert data["fidelity"]["injection"], "inv-005 carries a planted instruction"
+
+
+def structure_lines() -> tuple[list[dict], list[dict]]:
+    """Six made-up parsed pages with tables, reading order, regions and section boundaries."""
+    gold, pred = [], []
+    for i in range(6):
+        table = "<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>x</td></tr></table>"
+        gold.append(
+            {
+                "id": f"d{i}",
+                "layout": "two_column" if i % 2 else "single",
+                "scan_dpi": 150 + 50 * i,
+                "tables": [table],
+                "blocks": ["title", "p1", "p2", "fig", "p3"],
+                "regions": [{"id": "total", "text": f"{100 + i}.00 EUR"}],
+                "boundaries": [0, 120, 480],
+            }
+        )
+        pred.append(
+            {
+                "id": f"d{i}",
+                "tables": [table.replace("x", "y") if i % 3 == 0 else table],
+                "blocks": ["title", "p2", "p1", "fig", "p3"] if i % 2 else gold[-1]["blocks"],
+                "regions": [{"id": "total", "text": f"{100 + i}.00 EUR" if i < 4 else "10O EUR"}],
+                "boundaries": [0, 118, 500],
+            }
+        )
+    return gold, pred
+
+
+@pytest.mark.server
+def test_structure_run_logs_metrics_slices_intervals_and_plot(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    gold, pred = structure_lines()
+    (tmp_path / "gold.jsonl").write_text("\n".join(json.dumps(g) for g in gold) + "\n")
+    (tmp_path / "pred.jsonl").write_text("\n".join(json.dumps(p) for p in pred) + "\n")
+    config = tmp_path / "config.toml"
+    config.write_text("[structure]\nboundary_window = 5.0\n", encoding="utf-8")
+    args = [str(tmp_path / "gold.jsonl"), str(tmp_path / "pred.jsonl"), "--config", str(config)]
+    code, out, err = cli(
+        "score", *args, "--slice-by", "layout", "--slice-by", "scan_dpi",
+        "--tracking-uri", mlflow_server.uri, "--experiment", "structure", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    report = evaluate(
+        tmp_path / "gold.jsonl", tmp_path / "pred.jsonl", config, slice_by=["layout", "scan_dpi"]
+    )
+    assert report.structure is not None
+    assert not report.fields, "structure inputs are not scored as fields"
+    client = client_for(mlflow_server.uri)
+    assert_run_holds_report(client, run_id, report, tmp_path / "dl", dataset=True)
+    metrics = client.get_run(run_id).data.metrics
+    for name in ("teds", "teds_s", "reading_order", "kendall_tau", "anls", "boundary_f1"):
+        assert name in metrics
+        assert metrics[f"{name}_ci_low"] <= metrics[name] <= metrics[f"{name}_ci_high"]
+    assert metrics["teds_s"] == 1.0 and metrics["teds"] < 1.0
+    assert "teds_by_layout/two_column" in metrics and "teds_by_layout/single" in metrics
+    assert "eval/robustness.png" in artifact_paths(client, run_id, "eval")

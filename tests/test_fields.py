@@ -349,3 +349,17 @@ def test_order_changes_nothing_and_counts_add_up(
         gold_leaves({k: v for k, v in d.items() if k != "id"}) for d in pred if d["id"] in ids
     )
     assert r.micro.tp + r.micro.fp == total_pred
+
+
+def test_type_labels_of_fields_whose_values_always_matched() -> None:
+    gold = [{"id": 2, "d": "2026-03-14", "n": 5, "t": "x", "b": True, "l": ["a"]}]
+    r = evaluate(gold, [dict(g) for g in gold])
+    assert {p: f.type for p, f in r.fields.items()} == {
+        "b": "bool",
+        "d": "date",
+        "l[]": "text",
+        "n": "number",
+        "t": "text",
+    }
+    only_predicted = evaluate([{"id": 1, "a": 1}], [{"id": 1, "a": 1, "extra": "x"}])
+    assert only_predicted.fields["extra"].type == "not_in_gold"
