@@ -230,6 +230,51 @@ def score_pair(outputs: Any, expectations: Any, config: Config) -> Report:
     return score_sets(gold_set, pred_set, config)
 
 
+def source_text(inputs: Any, expectations: Any) -> str | None:
+    """The source document of one evaluation row, where the BLEU proxy scorer looks for it."""
+    if isinstance(expectations, Mapping) and isinstance(expectations.get("source"), str):
+        return str(expectations["source"])
+    if isinstance(inputs, str):
+        return inputs
+    if isinstance(inputs, Mapping):
+        for key in ("source", "text", "document"):
+            if isinstance(inputs.get(key), str):
+                return str(inputs[key])
+    return None
+
+
+def fidelity_pair(outputs: Any, expectations: Any, source: str, config: Config) -> Any:
+    """Text fidelity of one predicted object against its source (one-document summary)."""
+    from .fidelity import score_fidelity
+    from .normalize import Comparators
+
+    gold = _gold_from_expectations(expectations)
+    if isinstance(gold, Mapping):
+        gold = {k: v for k, v in gold.items() if k != "source"}
+    gold_set, pred_set = build_sets(["row"], [gold], [outputs], config.id_key)
+    return score_fidelity(
+        gold_set.docs,
+        pred_set.docs,
+        {"row": source},
+        config.fidelity,
+        Comparators(config),
+        id_key=config.id_key,
+    )
+
+
+def fidelity_rationale(summary: Any, limit: int = 3) -> str:
+    """The values that look least like their source, as the scorer's explanation."""
+    worst = summary.worst(limit)
+    if not worst:
+        return "every checked value was copied from the source"
+    parts = []
+    for v in worst:
+        score = "n/a" if v.bleu_proxy is None else f"{v.bleu_proxy:.2f}"
+        flags = ", ".join(v.flags) or ("not grounded" if v.grounded is False else v.band)
+        parts.append(f"{v.path} {v.value!r}: BLEU proxy {score} ({flags})")
+    return "; ".join(parts)
+
+
 def rationale(report: Report, limit: int = 5) -> str:
     """TP/FP/FN and the first mismatches, as the scorer's explanation."""
     m = report.micro
@@ -273,7 +318,29 @@ def _scorer_classes() -> dict[str, type[Scorer]]:
                 metadata={"tp": str(m.tp), "fp": str(m.fp), "fn": str(m.fn)},
             )
 
-    return {"field_f1": FieldF1Scorer}
+    class BleuProxyScorer(ExtractionScorer):
+        """BLEU proxy of one document's extracted text values against its source text
+        (``expectations["source"]``, else ``inputs`` when it is text, else
+        ``inputs["source"]``/``inputs["text"]``); groundedness in the metadata."""
+
+        name: str = "bleu_proxy"
+
+        def __call__(  # type: ignore[override]
+            self, *, inputs: Any = None, outputs: Any = None, expectations: Any = None
+        ) -> Feedback:
+            source = source_text(inputs, expectations)
+            if source is None:
+                return Feedback(value=None, rationale="no source text in inputs or expectations")
+            summary = fidelity_pair(outputs, expectations, source, _resolve(self.config_data, None))
+            m = summary.metrics()
+            grounded = m.get("groundedness")
+            return Feedback(
+                value=m.get("bleu_proxy"),
+                rationale=fidelity_rationale(summary),
+                metadata={"groundedness": "n/a" if grounded is None else f"{grounded:.4f}"},
+            )
+
+    return {"field_f1": FieldF1Scorer, "bleu_proxy": BleuProxyScorer}
 
 
 def _config_data(config: Config | str | Path | Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -294,8 +361,20 @@ def field_f1_scorer(
     return cls(name=name, config_data=_config_data(config))  # type: ignore[call-arg]
 
 
-SCORERS: dict[str, Callable[..., Scorer]] = {"field_f1": field_f1_scorer}
-"""Every deterministic scorer by name (the BLEU proxy joins when its family exists)."""
+def bleu_proxy_scorer(
+    config: Config | str | Path | Mapping[str, Any] | None = None, *, name: str = "bleu_proxy"
+) -> Scorer:
+    """A deterministic ``mlflow.genai`` scorer: BLEU proxy (n-gram precision against the
+    source text) of the document's extracted text values; no LLM judge."""
+    cls = _scorer_classes()["bleu_proxy"]
+    return cls(name=name, config_data=_config_data(config))  # type: ignore[call-arg]
+
+
+SCORERS: dict[str, Callable[..., Scorer]] = {
+    "field_f1": field_f1_scorer,
+    "bleu_proxy": bleu_proxy_scorer,
+}
+"""Every deterministic scorer by name."""
 
 
 def scorers(

@@ -20,6 +20,7 @@ from extract_mlflow.mlflow_plugin import (
     MODEL_TYPE,
     SCORERS,
     ExtractionEvaluator,
+    bleu_proxy_scorer,
     build_sets,
     field_f1_scorer,
     score_pair,
@@ -262,8 +263,21 @@ def test_genai_evaluate_offline(mlflow_env: Path, local_store: str) -> None:
     assert result.metrics["field_f1/mean"] == pytest.approx(mean)
 
 
+def test_bleu_proxy_scorer_against_the_source() -> None:
+    source = "Invoice NH-2026-0412. Annual maintenance, gas boiler: 340.00 EUR."
+    scorer = bleu_proxy_scorer(CONFIG)
+    gold = {"line_items": [{"description": "Annual maintenance, gas boiler"}]}
+    copied = scorer(inputs={"source": source}, outputs=gold, expectations=gold)
+    assert copied.value == 1.0 and copied.metadata == {"groundedness": "1.0000"}
+    invented = {"line_items": [{"description": "Yearly servicing of the heater"}]}
+    made_up = scorer(inputs=source, outputs=invented, expectations=gold)
+    assert made_up.value is not None and made_up.value < 0.2
+    assert "new_vocabulary" in made_up.rationale
+    assert scorer(outputs=gold, expectations=gold).value is None  # no source: n/a
+
+
 def test_scorer_registry() -> None:
-    assert set(SCORERS) == {"field_f1"}
-    assert [s.name for s in scorers()] == ["field_f1"]
+    assert set(SCORERS) == {"field_f1", "bleu_proxy"}
+    assert [s.name for s in scorers()] == ["field_f1", "bleu_proxy"]
     with pytest.raises(ConfigError, match="unknown scorer"):
         scorers(names=["bleu_proxy_typo"])
