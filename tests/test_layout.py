@@ -39,7 +39,9 @@ CONFIG = {
         "rows[].note": {"ignore": True},
     },
 }
-TABLE = '```csv\nentry,conc,ratio,tof\n1,50 µM,1:4,1.8 min⁻¹\n2,"0.1 mM",2:1,30 h⁻¹\n```\n'
+# row 1 is the gold row written in other units and order: 0.05 mM == 50 µM, 4:1 == 1:4,
+# 108 h⁻¹ == 1.8 min⁻¹; row 2: 0.1 mM == 100 µM, 30 h⁻¹ == 0.5 min⁻¹
+TABLE = '```csv\nentry,conc,ratio,tof\n1,0.05 mM,4:1,108 h⁻¹\n2,"0.1 mM",2:1,30 h⁻¹\n```\n'
 
 
 def page(*sections: tuple[str, str]) -> str:
@@ -151,7 +153,6 @@ def test_rows_come_from_the_table_section_else_the_first_csv_block() -> None:
 def test_units_and_ratios_inside_cells_and_composite() -> None:
     text = page(("Summary", PROSE), ("Catalyst", PROSE), ("Investigation", TABLE))
     r = evaluate([gold_line()], [{"id": "p1", "output": text}], CONFIG)
-    # row 1: 50 µM, 1:4, 1.8 min⁻¹ all equal; row 2: 0.1 mM == 100 µM, 2:1, 30 h⁻¹ == 0.5 min⁻¹
     assert r.micro.f1 == 1.0
     assert set(r.fields) == {"rows[].entry", "rows[].conc", "rows[].ratio", "rows[].tof"}
     (doc,) = r.documents
@@ -163,7 +164,7 @@ def test_units_and_ratios_inside_cells_and_composite() -> None:
 
 
 def test_wrong_unit_is_a_wrong_value_with_units_in_the_example() -> None:
-    bad = TABLE.replace("50 µM", "50 mM")
+    bad = TABLE.replace("0.05 mM", "50 mM")
     text = page(("Summary", PROSE), ("Catalyst", PROSE), ("Investigation", bad))
     r = evaluate([gold_line()], [{"id": "p1", "output": text}], CONFIG)
     conc = r.fields["rows[].conc"]
