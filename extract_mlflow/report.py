@@ -8,6 +8,7 @@ Scores are always derived from summed counts (never averaged per document), and 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ class DocumentResult:
     rows_pred: int | None = None
     tokens: float | None = None
     latency_ms: float | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    """gold attributes named by --slice-by (for the per-slice metrics)"""
 
     @property
     def composite(self) -> float | None:
@@ -184,6 +187,7 @@ class Report:
     tokens_per_doc: float | None = None
     """Σ(input + output tokens) / documents from the predictions' `usage`; None if unrecorded"""
     notes: list[str] = field(default_factory=list)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     fidelity: FidelitySummary | None = None
     """text fidelity against the sources (only when sources were given)"""
     structure: StructureSummary | None = None
@@ -269,8 +273,10 @@ class Report:
 
     def worst_documents(self, n: int = 10) -> list[DocumentResult]:
         """The documents with the most errors (FP + FN), ties by id."""
-        ranked = sorted(self.documents, key=lambda d: (-(d.counts.fp + d.counts.fn), d.id))
-        return [d for d in ranked[:n] if d.counts.fp + d.counts.fn > 0]
+        ranked = heapq.nsmallest(
+            n, self.documents, key=lambda d: (-(d.counts.fp + d.counts.fn), d.id)
+        )
+        return [d for d in ranked if d.counts.fp + d.counts.fn > 0]
 
     def signature(self) -> str:
         """What makes two evaluations comparable: scorer version, config and gold digests."""
@@ -298,10 +304,89 @@ class Report:
             out[metric_key("field_precision", path)] = f.counts.precision
             out[metric_key("field_recall", path)] = f.counts.recall
         merged = {k: float(v) for k, v in out.items() if v is not None}
+        merged.update(self.count_intervals())
+        merged.update(self.count_slices())
         for family in (self.fidelity, self.structure):
             if family is not None:
                 merged.update(family.metrics())
         return merged
+
+    # -- uncertainty and slices of the count-based scores ---------------------------------
+    def _ratios(self, docs: list[DocumentResult]) -> dict[str, tuple[Any, Any]]:
+        """(numerator, denominator) per document of precision, recall and F1."""
+        import numpy as np
+
+        c = np.array([(d.counts.tp, d.counts.fp, d.counts.fn) for d in docs], dtype=np.float64)
+        tp, fp, fn = (c[:, 0], c[:, 1], c[:, 2]) if len(c) else (c, c, c)
+        return {
+            "precision": (tp, tp + fp),
+            "recall": (tp, tp + fn),
+            "f1": (2 * tp, 2 * tp + fp + fn),
+        }
+
+    def count_intervals(self) -> dict[str, float]:
+        """`<metric>_ci_low` / `<metric>_ci_high`: the seeded percentile bootstrap interval over
+        documents of micro precision, recall and F1, each recomputed from the resample's summed
+        counts (one draw for all three; settings in ``[structure]``: bootstrap_resamples,
+        bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
+        if "intervals" not in self._cache:
+            self._cache["intervals"] = self._count_intervals()
+        return dict(self._cache["intervals"])
+
+    def _count_intervals(self) -> dict[str, float]:
+        import numpy as np
+
+        from .stats import resample_indices, resampled_sums
+
+        s = self.config.structure
+        counts = np.array(
+            [(d.counts.tp, d.counts.fp, d.counts.fn) for d in self.documents], dtype=np.float64
+        ).reshape(-1, 3)
+        micro = self.micro
+        points = {"precision": micro.precision, "recall": micro.recall, "f1": micro.f1}
+        out: dict[str, float] = {}
+        if len(counts) < 2:
+            for name, value in points.items():
+                if value is not None:
+                    out[f"{name}_ci_low"] = out[f"{name}_ci_high"] = value
+            return out
+        tp, fp, fn = resampled_sums(
+            counts, resample_indices(len(counts), s.bootstrap_resamples, s.bootstrap_seed)
+        ).T
+        tail = (1 - s.confidence) / 2 * 100
+        with np.errstate(invalid="ignore", divide="ignore"):
+            resampled = {
+                "precision": tp / (tp + fp),
+                "recall": tp / (tp + fn),
+                "f1": 2 * tp / (2 * tp + fp + fn),
+            }
+        for name, values in resampled.items():
+            valid = values[np.isfinite(values)]  # a resample with 0/0 has no score
+            if points[name] is not None and valid.size:
+                low, high = np.percentile(valid, [tail, 100 - tail])
+                out[f"{name}_ci_low"], out[f"{name}_ci_high"] = float(low), float(high)
+        return out
+
+    def count_slices(self) -> dict[str, float]:
+        """`<metric>_by_<attribute>/<value>` for micro precision, recall and F1 over the
+        documents of each value of every --slice-by attribute."""
+        attributes = self.config.structure.slice_by
+        if not attributes:
+            return {}
+        from .structure import slice_key, slice_labels
+
+        out: dict[str, float] = {}
+        for attribute in attributes:
+            docs = [d for d in self.documents if d.attributes.get(attribute) is not None]
+            labels, _ = slice_labels([d.attributes[attribute] for d in docs], self.config.structure)
+            groups: dict[str, list[DocumentResult]] = {}
+            for doc, label in zip(docs, labels, strict=True):
+                groups.setdefault(label, []).append(doc)
+            for label, members in groups.items():
+                for name, (num, den) in self._ratios(members).items():
+                    if den.sum() > 0:
+                        out[slice_key(name, attribute, label)] = float(num.sum() / den.sum())
+        return out
 
     # -- views -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from .loading import (
 from .normalize import Comparators
 from .report import EXAMPLES_PER_FIELD, Counts, DocumentResult, FieldResult, Report
 from .sources import load_sources, sources_from_gold
-from .structure import StructureSummary, score_structure
+from .structure import StructureSummary, lookup, score_structure
 
 GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
@@ -150,7 +150,7 @@ def score_sets(
         raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
     extras = extras or Extras()
     with gc_paused():
-        report = _score_sets(gs, ps, config, profile, _family_keys(gs, config, extras))
+        report = _score_sets(gs, ps, config, profile, _family_keys(gs, ps, config, extras))
     report.fidelity = _fidelity(gs, ps, config, extras)
     report.structure = _structure(gs, ps, config)
     return report
@@ -166,11 +166,16 @@ def _has_structure(gs: GoldSet, config: Config) -> bool:
     return any(k in doc for doc in gs.docs.values() for k in keys)
 
 
-def _family_keys(gs: GoldSet, config: Config, extras: Extras) -> tuple[str, ...]:
-    """Top-level keys that feed another family (source text, structure, slice attributes),
-    never fields."""
+def _family_keys(
+    gs: GoldSet, ps: PredictionSet, config: Config, extras: Extras
+) -> tuple[str, ...]:
+    """Top-level keys that feed another family (source text, structure) or only describe the
+    gold document (a --slice-by attribute no prediction carries): never fields."""
     keys: tuple[str, ...] = _structure_keys(config) if _has_structure(gs, config) else ()
-    keys += tuple(path.split(".")[0] for path in config.structure.slice_by)
+    for path in config.structure.slice_by:
+        top = path.split(".")[0]
+        if not any(top in doc for doc in ps.docs.values()):
+            keys += (top,)
     return (*keys, extras.source_key) if extras.source_key else keys
 
 
@@ -179,7 +184,7 @@ def _fidelity(
 ) -> FidelitySummary | None:
     if extras.sources is None:
         return None
-    skip = {config.text_key, *_family_keys(gs, config, extras)}
+    skip = {config.text_key, *_family_keys(gs, ps, config, extras)}
     return score_fidelity(
         gs.docs,
         ps.docs,
@@ -209,21 +214,29 @@ def _score_sets(
     scorer = FieldScorer(config, skip_keys)
     documents: list[DocumentResult] = []
     notes: list[str] = []
+    pages_possible = bool(config.layout.profiles) or profile is not None
+    text_key, slice_by, failures = config.text_key, config.structure.slice_by, ps.parse_failures
     for doc_id, gold_doc in gs.docs.items():
         pred_doc = ps.docs.get(doc_id)
-        prep = prepare_document(gold_doc, pred_doc, config, profile, notes)
+        prep = None  # most documents are plain JSON: no page, no profile
+        if pages_possible or (pred_doc is not None and text_key in pred_doc):
+            prep = prepare_document(gold_doc, pred_doc, config, profile, notes)
+        gold, pred = (prep.gold, prep.pred) if prep is not None else (gold_doc, pred_doc)
         reason = None
-        if doc_id in ps.parse_failures:
+        if doc_id in failures:
             acc = DocCounts()
-            scorer.expand_gold(prep.gold, PARSE_FAILURE, acc)
-            status, reason = "parse_failure", ps.parse_failures[doc_id]
+            scorer.expand_gold(gold, PARSE_FAILURE, acc)
+            status, reason = "parse_failure", failures[doc_id]
         else:
-            acc = scorer.score(prep.gold, prep.pred)
+            acc = scorer.score(gold, pred)
             status = "scored" if pred_doc is not None else "missing"
         doc = _document(doc_id, status, acc, reason)
-        doc.layout, doc.rows_gold, doc.rows_pred = prep.layout, prep.rows_gold, prep.rows_pred
-        doc.tokens = usage_tokens(pred_doc)
-        doc.latency_ms = _latency(pred_doc)
+        if prep is not None:
+            doc.layout, doc.rows_gold, doc.rows_pred = prep.layout, prep.rows_gold, prep.rows_pred
+        if slice_by:
+            doc.attributes = {a: lookup(gold_doc, a) for a in slice_by}
+        if pred_doc is not None and ("usage" in pred_doc or "latency_ms" in pred_doc):
+            doc.tokens, doc.latency_ms = usage_tokens(pred_doc), _latency(pred_doc)
         documents.append(doc)
     unknown = sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))
     return Report(
@@ -359,7 +372,9 @@ def _document(doc_id: str, status: str, acc: DocCounts, reason: str | None) -> D
 
 
 def _field_types(
-    paths: Iterable[str], scorer: FieldScorer, gold_docs: Mapping[str, Mapping[str, Any]]
+    totals: Mapping[str, list[int]],
+    scorer: FieldScorer,
+    gold_docs: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, set[str]]:
     """The type label of each field: its configured type, else the types its gold values were
     read as. A field whose values all matched to the letter was never read as a type, so its
@@ -367,7 +382,12 @@ def _field_types(
     types: dict[str, set[str]] = defaultdict(set)
     for path, type_name in scorer.types_seen:
         types[path].add(type_name)
-    pending = {p for p in paths if p not in types and not scorer.comparators.configured_type(p)}
+    # only fields with gold values can be labelled from gold (tp + fn > 0)
+    pending = {
+        p
+        for p, (tp, _, fn) in totals.items()
+        if tp + fn and p not in types and not scorer.comparators.configured_type(p)
+    }
     for doc_id in sorted(gold_docs) if pending else ():
         for path, value in leaf_values(gold_docs[doc_id], id_key=scorer.config.id_key):
             if path in pending:

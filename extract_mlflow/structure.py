@@ -354,20 +354,25 @@ def _bins(values: list[float], bins: int) -> tuple[list[str], list[int]]:
     return labels, [int(i) for i in index]
 
 
+def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str], bool]:
+    """The slice label of each attribute value, and whether the attribute is numeric (then
+    binned into ``numeric_bins`` quantile bins when it has more than ``max_slices`` values)."""
+    numeric = bool(raw) and all(_is_number(v) for v in raw)
+    if numeric and len(set(raw)) > config.max_slices:
+        labels, index = _bins([float(v) for v in raw], config.numeric_bins)
+        return [labels[i] for i in index], numeric
+    return [_label(v) for v in raw], numeric
+
+
 def slice_documents(
     documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
 ) -> list[Slice]:
     """The slices of the documents by one attribute (documents lacking it are in none)."""
     present = [d for d in documents if d.attributes.get(attribute) is not None]
     raw = [d.attributes[attribute] for d in present]
-    numeric = bool(raw) and all(_is_number(v) for v in raw)
+    keys, numeric = slice_labels(raw, config)
     groups: dict[str, list[DocumentStructure]] = {}
     xs: dict[str, list[float]] = {}
-    if numeric and len(set(raw)) > config.max_slices:
-        labels, index = _bins([float(v) for v in raw], config.numeric_bins)
-        keys = [labels[i] for i in index]
-    else:
-        keys = [_label(v) for v in raw]
     for doc, key, value in zip(present, keys, raw, strict=True):
         groups.setdefault(key, []).append(doc)
         if numeric:

@@ -1,0 +1,73 @@
+"""Report-level views: bootstrap intervals and slices of the count-based scores."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from extract_mlflow import evaluate
+
+
+def docs(n: int, seed: int = 1) -> tuple[list[dict], list[dict]]:
+    rnd = random.Random(seed)
+    gold, pred = [], []
+    for i in range(n):
+        values = {f"f{k}": rnd.randint(0, 9) for k in range(6)}
+        gold.append({"id": str(i), "scan": "good" if i % 3 else "poor", "dpi": 100 + i, **values})
+        wrong = {
+            k: (v + 1 if rnd.random() < (0.1 if i % 3 else 0.5) else v) for k, v in values.items()
+        }
+        pred.append({"id": str(i), **wrong})
+    return gold, pred
+
+
+def test_intervals_bracket_the_micro_scores_and_are_seeded() -> None:
+    gold, pred = docs(60)
+    r = evaluate(gold, pred)
+    m = r.metrics()
+    for name in ("precision", "recall", "f1"):
+        assert m[f"{name}_ci_low"] <= m[name] <= m[f"{name}_ci_high"]
+        assert m[f"{name}_ci_high"] - m[f"{name}_ci_low"] > 0
+    assert evaluate(gold, pred).metrics()["f1_ci_low"] == m["f1_ci_low"]  # same seed, same draw
+
+
+def test_interval_against_a_plain_bootstrap_loop() -> None:
+    """The same resampled documents through a plain loop give the same F1 interval."""
+    import numpy as np
+
+    from extract_mlflow.stats import resample_indices
+
+    gold, pred = docs(40)
+    r = evaluate(gold, pred)
+    counts = [(d.counts.tp, d.counts.fp, d.counts.fn) for d in r.documents]
+    scores = []
+    for row in resample_indices(len(counts), 1000, 0):
+        tp = sum(counts[i][0] for i in row)
+        wrong = sum(counts[i][1] + counts[i][2] for i in row)
+        scores.append(2 * tp / (2 * tp + wrong))
+    low, high = np.percentile(scores, [2.5, 97.5])
+    assert r.metrics()["f1_ci_low"] == pytest.approx(low)
+    assert r.metrics()["f1_ci_high"] == pytest.approx(high)
+
+
+def test_slices_are_micro_scores_over_each_group() -> None:
+    gold, pred = docs(30)
+    r = evaluate(gold, pred, slice_by=["scan"])
+    m = r.metrics()
+    assert "scan" not in r.fields, "a gold-only attribute is not a field"
+    for label in ("good", "poor"):
+        members = [d for d in r.documents if d.attributes["scan"] == label]
+        tp = sum(d.counts.tp for d in members)
+        wrong = sum(d.counts.fp + d.counts.fn for d in members)
+        assert m[f"f1_by_scan/{label}"] == pytest.approx(2 * tp / (2 * tp + wrong))
+    assert m["f1_by_scan/poor"] < m["f1_by_scan/good"]
+
+
+def test_numeric_slices_are_binned_and_an_extracted_field_stays_scored() -> None:
+    gold, pred = docs(30)
+    r = evaluate(gold, pred, slice_by=["dpi", "f0"])
+    m = r.metrics()
+    assert len([k for k in m if k.startswith("f1_by_dpi/")]) == 5  # 30 values > 20: 5 bins
+    assert "f0" in r.fields, "f0 is predicted too: sliced by and still scored"
+    assert any(k.startswith("f1_by_f0/") for k in m)
