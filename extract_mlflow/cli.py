@@ -591,9 +591,15 @@ def promote(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Example folder (default: the bundled examples/invoices).",
 )
+@output_options
 @handle_errors
 def demo(
-    tracking_uri: str | None, experiment: str, model_name: str, example_dir: Path | None
+    tracking_uri: str | None,
+    experiment: str,
+    model_name: str,
+    example_dir: Path | None,
+    fmt: str,
+    out: Path | None,
 ) -> None:
     """Log a baseline and an improved run of the bundled invoice example (with prompts),
     register both as model versions, and print a scoreboard and the command to open the UI."""
@@ -608,7 +614,12 @@ def demo(
         model_name=model_name,
         example_dir=example_dir,
     )
-    click.echo(scoreboard(result))
+    if fmt == "json":
+        emit(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n", out)
+    elif fmt == "md":
+        emit(f"```\n{scoreboard(result).rstrip()}\n```\n", out)
+    else:
+        emit(scoreboard(result), out)
 
 
 if __name__ == "__main__":  # pragma: no cover
