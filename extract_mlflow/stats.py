@@ -10,7 +10,9 @@ never from per-document scores:
 - ``precision``, ``recall``, ``f1`` (micro), ``macro_f1`` (mean of the defined field F1s),
   ``field_f1/<key>``, ``field_precision/<key>``, ``field_recall/<key>`` (keys as logged);
 - ``parse_failure_rate`` (from ``status``), and ``layout_score`` and ``composite`` (micro F1 ×
-  mean layout score) when both frames carry a ``layout_score`` column.
+  mean layout score) when both frames carry a ``layout_score`` column;
+- the document-structure metrics (``teds``, ``anls``, ``reading_order``, …) from their
+  per-document ``structure/<metric>_num`` and ``_den`` columns, as Σnum / Σden.
 
 For each metric the result holds the point delta (candidate − baseline on the paired documents),
 the percentile interval of the resampled deltas and a two-sided p-value: twice the smaller share
@@ -27,6 +29,7 @@ drawn, and W @ counts gives every resample's summed counts at once.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -92,10 +95,17 @@ class CountLayout:
     paths: tuple[str, ...]
     has_status: bool
     has_layout: bool
+    ratios: tuple[str, ...] = ()
+    """metrics given per document as a numerator and a denominator (``structure/<m>_num``,
+    ``structure/<m>_den``): the run's value is Σnum / Σden"""
 
     @property
     def width(self) -> int:
-        return 3 + int(self.has_status) + 2 * int(self.has_layout) + 3 * len(self.paths)
+        return self.ratio_start + 2 * len(self.ratios)
+
+    @property
+    def ratio_start(self) -> int:
+        return self.field_start + 3 * len(self.paths)
 
     @property
     def field_start(self) -> int:
@@ -103,6 +113,10 @@ class CountLayout:
 
 
 # -- frames → count matrices ----------------------------------------------------------------
+
+
+RATIO_PREFIX = "structure/"
+_RATIO_COLUMN = re.compile(rf"^{re.escape(RATIO_PREFIX)}(.+)_num$")
 
 
 def field_paths(frame: pd.DataFrame) -> list[str]:
@@ -156,7 +170,12 @@ def count_matrix(frame: pd.DataFrame, layout: CountLayout, side: str) -> FloatAr
     if layout.has_layout:
         score = frame["layout_score"].to_numpy(dtype=np.float64, na_value=np.nan)
         extra += [np.nan_to_num(score, nan=0.0), np.isfinite(score).astype(np.float64)]
-    return np.column_stack([counts[:, :3], *extra, counts[:, 3:]])
+    ratios = [
+        np.nan_to_num(frame[f"{RATIO_PREFIX}{name}{part}"].to_numpy(np.float64, na_value=np.nan))
+        for name in layout.ratios
+        for part in ("_num", "_den")
+    ]  # a document without the input adds 0 / 0 to the sums
+    return np.column_stack([counts[:, :3], *extra, counts[:, 3:], *ratios])
 
 
 # -- summed counts → scores -----------------------------------------------------------------
@@ -195,10 +214,13 @@ def scores_from_sums(
         at = 3 + int(layout.has_status)
         out["layout_score"] = _ratio(sums[:, at], sums[:, at + 1])
         out["composite"] = out["f1"] * out["layout_score"]
+    at = layout.ratio_start
+    for i, name in enumerate(layout.ratios):
+        out[name] = _ratio(sums[:, at + 2 * i], sums[:, at + 2 * i + 1])
     if not layout.paths:
         return out
-    s = layout.field_start
-    p, r, f = _prf(sums[:, s::3], sums[:, s + 1 :: 3], sums[:, s + 2 :: 3])
+    s, e = layout.field_start, layout.ratio_start
+    p, r, f = _prf(sums[:, s:e:3], sums[:, s + 1 : e : 3], sums[:, s + 2 : e : 3])
     keep = np.ones(len(layout.paths), bool) if present is None else np.asarray(present, bool)
     out["macro_f1"] = _nanmean_rows(f[:, keep])
     for i, path in enumerate(layout.paths):
@@ -261,7 +283,23 @@ def _layout(baseline: pd.DataFrame, candidate: pd.DataFrame) -> CountLayout:
     both = [
         c for c in ("status", "layout_score") if c in baseline.columns and c in candidate.columns
     ]
-    return CountLayout(paths, "status" in both, "layout_score" in both)
+    return CountLayout(
+        paths, "status" in both, "layout_score" in both, ratio_names(baseline, candidate)
+    )
+
+
+def ratio_names(baseline: pd.DataFrame, candidate: pd.DataFrame) -> tuple[str, ...]:
+    """The per-document ratio metrics both frames carry (numerator and denominator)."""
+    names = []
+    for column in baseline.columns:
+        m = _RATIO_COLUMN.match(str(column))
+        if m is None:
+            continue
+        name = m.group(1)
+        den = f"{RATIO_PREFIX}{name}_den"
+        if den in baseline.columns and column in candidate.columns and den in candidate.columns:
+            names.append(name)
+    return tuple(names)
 
 
 def _scores(

@@ -332,3 +332,28 @@ def test_summarize_without_defined_deltas_is_none() -> None:
     assert summarize(0.1, np.array([math.nan]), 0.95) is None
     iv = summarize(0.1, np.array([0.1, 0.2, math.nan]), 0.9)
     assert isinstance(iv, Interval) and iv.resamples == 2 and iv.confidence == 0.9
+
+
+def test_structure_ratios_are_resampled_as_sums_of_numerators_and_denominators() -> None:
+    """Per-document (num, den) columns: the delta is Σnum/Σden of the candidate minus the
+    baseline's, and the interval comes from the same resampled documents."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = 40
+    base = pd.DataFrame({"id": [str(i) for i in range(n)], "tp": 5, "fp": 1, "fn": 1})
+    cand = base.copy()
+    for frame, shift in ((base, 0.0), (cand, 0.1)):
+        den = rng.integers(1, 4, n).astype(float)
+        frame["structure/teds_num"] = np.clip(rng.uniform(0.5, 0.9, n) + shift, 0, 1) * den
+        frame["structure/teds_den"] = den
+        frame["field_tp/a"], frame["field_fp/a"], frame["field_fn/a"] = 5, 1, 1
+    result = paired_bootstrap(base, cand, resamples=500, seed=1)
+    teds = result.intervals["teds"]
+    expected = (
+        cand["structure/teds_num"].sum() / cand["structure/teds_den"].sum()
+        - base["structure/teds_num"].sum() / base["structure/teds_den"].sum()
+    )
+    assert teds.delta == pytest.approx(expected)
+    assert teds.low <= teds.delta <= teds.high and teds.low > 0
+    assert result.intervals["field_f1/a"].delta == 0.0  # field columns are unaffected
