@@ -248,3 +248,13 @@ def test_mlproject_compare_entry_point(world: World, tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "## ✅ extract_mlflow compare" in done.stdout
+    swapped = subprocess.run(
+        [
+            str(mlflow_bin), "run", str(ROOT), "-e", "compare", "--env-manager", "local",
+            "-P", f"baseline=prompts:/{world.prompt}@champion",
+            "-P", f"candidate=models:/{world.model}@champion", "-P", "max_drop=0.01",
+        ],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert swapped.returncode != 0, "a regressed candidate fails the project's max_drop gate"
+    assert "FAILED" in swapped.stdout
