@@ -238,6 +238,9 @@ def _score_sets(
         if pred_doc is not None and ("usage" in pred_doc or "latency_ms" in pred_doc):
             doc.tokens, doc.latency_ms = usage_tokens(pred_doc), _latency(pred_doc)
         documents.append(doc)
+    for attribute in slice_by:
+        if all(d.attributes.get(attribute) is None for d in documents):
+            notes.append(f"slice attribute '{attribute}': no gold document has it (no slices)")
     unknown = sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))
     return Report(
         tokens_per_doc=tokens_per_doc(ps.docs.get(d) for d in gs.docs),

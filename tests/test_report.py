@@ -71,3 +71,10 @@ def test_numeric_slices_are_binned_and_an_extracted_field_stays_scored() -> None
     assert len([k for k in m if k.startswith("f1_by_dpi/")]) == 5  # 30 values > 20: 5 bins
     assert "f0" in r.fields, "f0 is predicted too: sliced by and still scored"
     assert any(k.startswith("f1_by_f0/") for k in m)
+
+
+def test_a_slice_attribute_no_document_has_is_reported() -> None:
+    gold, pred = docs(5)
+    r = evaluate(gold, pred, slice_by=["nope"])
+    assert "slice attribute 'nope': no gold document has it (no slices)" in r.notes
+    assert not [k for k in r.metrics() if "_by_" in k]
