@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,12 +108,14 @@ class DemoResult:
 
 def find_example_dir(example_dir: str | Path | None = None) -> Path:
     """The invoice example folder: `example_dir`, else ``examples/invoices`` next to the
-    package (a source checkout or editable install), else in the working directory."""
+    package (a source checkout or editable install), else the copy a wheel installs under
+    ``<prefix>/share/extract-mlflow/``, else in the working directory."""
     candidates = (
         [Path(example_dir)]
         if example_dir is not None
         else [
             Path(__file__).resolve().parent.parent / "examples" / "invoices",
+            Path(sys.prefix) / "share" / "extract-mlflow" / "examples" / "invoices",
             Path.cwd() / "examples" / "invoices",
         ]
     )
