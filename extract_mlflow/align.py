@@ -127,6 +127,12 @@ def flatten_item(item: Any) -> dict[str, Any] | None:
     it is not an object or holds a non-empty list (such items are compared pair by pair)."""
     if type(item) is not dict:
         return None
+    for v in item.values():  # already flat, nothing absent: the item itself (no copy)
+        t = type(v)
+        if t is dict or t is list or v is None or (t is str and (not v or v.isspace())):
+            break
+    else:
+        return item
     out: dict[str, Any] = {}
     for k, v in item.items():
         t = type(v)

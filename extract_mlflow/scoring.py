@@ -406,21 +406,31 @@ def _fields(
     scorer: FieldScorer,
     gold_docs: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, FieldResult]:
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    totals: dict[str, list[int]] = {}
     for d in documents:
-        for path, c in d.fields.items():
-            t = totals[path]
-            t[0] += c[0]
-            t[1] += c[1]
-            t[2] += c[2]
+        for path, (tp, fp, fn) in d.fields.items():
+            t = totals.get(path)
+            if t is None:
+                totals[path] = [tp, fp, fn]
+            else:
+                t[0] += tp
+                t[1] += fp
+                t[2] += fn
     errors: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(CATEGORIES, 0))
-    examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for d in sorted(documents, key=lambda d: d.id):
+    for d in documents:
         for e in d.errors:
             errors[e.path][e.category] += 1
-            ex = examples[e.path]
-            if len(ex) < EXAMPLES_PER_FIELD:
+    examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    full: set[str] = set()  # fields with all their examples (the first ones by document id)
+    for d in sorted((d for d in documents if d.errors), key=lambda d: d.id):
+        for e in d.errors:
+            if e.path not in full:
+                ex = examples[e.path]
                 ex.append(_example(d.id, e))
+                if len(ex) == EXAMPLES_PER_FIELD:
+                    full.add(e.path)
+        if len(full) == len(errors):
+            break
     types = _field_types(totals, scorer, gold_docs)
     out: dict[str, FieldResult] = {}
     for path in sorted(totals):
