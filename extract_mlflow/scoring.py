@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -417,9 +417,9 @@ def _fields(
                 t[1] += fp
                 t[2] += fn
     errors: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(CATEGORIES, 0))
-    for d in documents:
-        for e in d.errors:
-            errors[e.path][e.category] += 1
+    tally = Counter((e.path, e.category) for d in documents for e in d.errors)  # counted in C
+    for (path, category), n in tally.items():
+        errors[path][category] += n
     examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
     full: set[str] = set()  # fields with all their examples (the first ones by document id)
     for d in sorted((d for d in documents if d.errors), key=lambda d: d.id):
