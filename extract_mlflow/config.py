@@ -224,18 +224,22 @@ def load_config(path: str | Path | None) -> Config:
     if path is None:
         return Config()
     p = Path(path)
+    return config_from_mapping(read_settings(p, "config file"), str(p))
+
+
+def read_settings(path: str | Path, label: str) -> Any:
+    """The data of a TOML file (JSON for ``.json``): one ConfigError naming the file when it is
+    missing, unreadable, not UTF-8 or does not parse. `label` says what it is ("config file")."""
+    p = Path(path)
     try:
-        raw = p.read_bytes()
+        text = p.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
+        raise ConfigError(f"{p}: {label} not found") from None
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read config: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8-sig")
+        raise ConfigError(f"{p}: cannot read {label}: {exc.strerror}") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{p}: config is not valid UTF-8") from None
+        raise ConfigError(f"{p}: {label} is not valid UTF-8") from None
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+        return json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot parse config: {exc}") from None
-    return config_from_mapping(data, str(p))
+        raise ConfigError(f"{p}: cannot parse {label}: {exc}") from None

@@ -34,10 +34,8 @@ reported as skipped. A glob that matches no metric fails.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -46,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .config import read_settings
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -219,18 +218,7 @@ def gates_from_data(data: Any, source: str = "gates") -> list[Gate]:
 def load_gates(path: str | Path) -> list[Gate]:
     """Read a gates file: TOML (``[[gate]]`` tables) or, for ``.json``, JSON."""
     p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: gates file not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read gates file: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: gates file is not valid UTF-8") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot parse gates file: {exc}") from None
+    data = read_settings(p, "gates file")
     return gates_from_data(data, str(p))
 
 
