@@ -149,10 +149,12 @@ def score_sets(
         known = ", ".join(sorted(config.layout.profiles)) or "none configured"
         raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
     extras = extras or Extras()
+    structure = _has_structure(gs, config)  # one scan of the gold lines, used three times
+    family_keys = _family_keys(ps, config, extras, structure)
     with gc_paused():
-        report = _score_sets(gs, ps, config, profile, _family_keys(gs, ps, config, extras))
-    report.fidelity = _fidelity(gs, ps, config, extras)
-    report.structure = _structure(gs, ps, config)
+        report = _score_sets(gs, ps, config, profile, family_keys)
+    report.fidelity = _fidelity(gs, ps, config, extras, family_keys)
+    report.structure = _structure(gs, ps, config) if structure else None
     return report
 
 
@@ -167,11 +169,11 @@ def _has_structure(gs: GoldSet, config: Config) -> bool:
 
 
 def _family_keys(
-    gs: GoldSet, ps: PredictionSet, config: Config, extras: Extras
+    ps: PredictionSet, config: Config, extras: Extras, structure: bool
 ) -> tuple[str, ...]:
     """Top-level keys that feed another family (source text, structure) or only describe the
     gold document (a --slice-by attribute no prediction carries): never fields."""
-    keys: tuple[str, ...] = _structure_keys(config) if _has_structure(gs, config) else ()
+    keys: tuple[str, ...] = _structure_keys(config) if structure else ()
     for path in config.structure.slice_by:
         top = path.split(".")[0]
         if not any(top in doc for doc in ps.docs.values()):
@@ -180,11 +182,11 @@ def _family_keys(
 
 
 def _fidelity(
-    gs: GoldSet, ps: PredictionSet, config: Config, extras: Extras
+    gs: GoldSet, ps: PredictionSet, config: Config, extras: Extras, family_keys: tuple[str, ...]
 ) -> FidelitySummary | None:
     if extras.sources is None:
         return None
-    skip = {config.text_key, *_family_keys(gs, ps, config, extras)}
+    skip = {config.text_key, *family_keys}
     return score_fidelity(
         gs.docs,
         ps.docs,
@@ -197,9 +199,7 @@ def _fidelity(
     )
 
 
-def _structure(gs: GoldSet, ps: PredictionSet, config: Config) -> StructureSummary | None:
-    if not _has_structure(gs, config):
-        return None
+def _structure(gs: GoldSet, ps: PredictionSet, config: Config) -> StructureSummary:
     preds = {doc_id: ps.docs.get(doc_id) for doc_id in gs.docs}
     return score_structure(gs.docs, preds, config.structure, id_key=config.id_key)
 
