@@ -258,8 +258,10 @@ def _read_prediction(
 ) -> tuple[str | None, dict[str, Any] | None, str | None]:
     """(id, document, None) for a usable line; (id or None, None, why) for an unusable one.
 
-    The id comes from the parsed object when the line is valid JSON (its top-level key only);
-    it is searched in the broken text only when the line does not parse.
+    The id comes from the parsed object when the line is a JSON object (its top-level key
+    only); it is searched in the text when the line does not parse or is JSON of another kind
+    (``[{"id": "a", ...}]`` is a parse failure of ``a``; ``[1, 2]``, ``"x"`` and ``null`` are
+    unattributed).
     """
     try:
         text = raw if isinstance(raw, str) else _decode(raw)
@@ -272,6 +274,8 @@ def _read_prediction(
     try:
         if isinstance(value, dict):
             doc_id = _doc_id(value, id_key)
+        else:  # JSON but not an object: a parse failure of the id its text names, if any
+            doc_id = _recover_id(text[:_RECOVER_CHARS], id_key)
         doc = _check_object(value, text)
         return doc_id, doc, None
     except _LineError as exc:

@@ -89,7 +89,7 @@ def report_markdown(report: Report) -> str:
         f"- micro precision / recall / F1: {fmt(m.precision)} / {fmt(m.recall)} / {fmt(m.f1)}"
         f" (TP {m.tp}, FP {m.fp}, FN {m.fn})",
         f"- macro F1: {fmt(report.macro_f1)}",
-        f"- parse failures: {len(report.parse_failures)} ({fmt(report.parse_failure_rate)})",
+        f"- parse failures: {report.unreadable_lines} ({fmt(report.parse_failure_rate)})",
         *_run_lines(report),
         f"- signature: `{report.signature()}`",
         *_layout_markdown(report),
@@ -169,7 +169,7 @@ def report_table(report: Report) -> str:
     head = (
         f"documents {len(report.documents)}  precision {fmt(m.precision)}  recall {fmt(m.recall)}"
         f"  F1 {fmt(m.f1)}  macro F1 {fmt(report.macro_f1)}"
-        f"  parse failures {len(report.parse_failures)}"
+        f"  parse failures {report.unreadable_lines}"
     )
     if report.layout_score is not None:
         head += f"  layout {fmt(report.layout_score)}  composite {fmt(report.composite)}"

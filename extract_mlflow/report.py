@@ -256,11 +256,29 @@ class Report:
 
     @property
     def parse_failures(self) -> list[str]:
+        """The gold documents whose prediction line could not be read."""
         return [d.id for d in self.documents if d.status == "parse_failure"]
 
     @property
+    def unreadable_lines(self) -> int:
+        """Prediction lines that could not be used: parse failures of gold documents plus
+        the unattributed lines (no id could be recovered from them)."""
+        return len(self.parse_failures) + len(self.unattributed)
+
+    @property
     def parse_failure_rate(self) -> float | None:
-        return ratio(len(self.parse_failures), len(self.documents))
+        """Unreadable prediction lines / documents they could belong to, in [0, 1].
+
+        Numerator: the gold documents whose prediction is unreadable, plus every unattributed
+        line. Denominator: the gold documents, plus the unattributed lines that cannot be the
+        lost prediction of a gold document (those beyond the documents with no prediction at
+        all). So a prediction file of garbage gives 1.0, and an extra garbage line in a
+        complete file still counts. Example: 10 gold documents, 9 predicted, 1 broken line
+        without an id -> 1/10; 10 predicted and 1 such line -> 1/11.
+        """
+        missing = sum(1 for d in self.documents if d.status == "missing")
+        extra = max(0, len(self.unattributed) - missing)
+        return ratio(self.unreadable_lines, len(self.documents) + extra)
 
     @property
     def errors(self) -> dict[str, int]:

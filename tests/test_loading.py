@@ -369,7 +369,7 @@ def test_evaluate_parse_failures_unknown_ids_and_unattributed(tmp_path: Path) ->
     report = evaluate(gold, pred)
     assert [d.status for d in report.documents] == ["parse_failure", "scored"]
     assert report.parse_failures == ["a"]
-    assert report.parse_failure_rate == 0.5
+    assert report.parse_failure_rate == 2 / 3  # a, and the line without an id
     assert report.unknown_ids == ["zz"]
     assert report.unattributed == ["line 4: not a JSON object (got array)"]
     assert len(report.documents) == 2  # unknown ids are reported, not scored
