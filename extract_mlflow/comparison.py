@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .gates import GateResult, GatesLike, coerce_gates, evaluate_gates, higher_is_better
+from .gates import Gate, GateResult, GatesLike, coerce_gates, evaluate_gates, higher_is_better
+from .keys import keys_from_frame, resolve_metric
 from .render import fmt
 from .stats import (
     DEFAULT_CONFIDENCE,
@@ -397,7 +398,7 @@ def build_comparison(
     Raises :class:`IncomparableRunsError` when the signatures differ (or one is missing)
     unless ``allow_incomparable``, and :class:`~extract_mlflow.errors.ConfigError` for bad gates.
     """
-    gate_list = coerce_gates(gates)
+    gate_list = _name_fields(coerce_gates(gates), baseline_frame, candidate_frame)
     has_baseline = baseline_metrics is not None
     notes: list[str] = []
     diff = None
@@ -435,6 +436,22 @@ def build_comparison(
         confidence=confidence,
         notes=tuple(notes),
     )
+
+
+def _name_fields(
+    gates: list[Gate], baseline: pd.DataFrame | None, candidate: pd.DataFrame | None
+) -> list[Gate]:
+    """Gates that name a field path (``field_f1/line_items[].qty``) renamed to the key the
+    runs logged for it (the keys follow from the runs' per-document counts)."""
+    keys: dict[str, str] = {}
+    for frame in (baseline, candidate):  # the candidate's keys win
+        if frame is not None:
+            keys.update(keys_from_frame(frame))
+    out = []
+    for gate in gates:
+        metric = resolve_metric(gate.metric, keys)
+        out.append(gate if metric == gate.metric else gate.model_copy(update={"metric": metric}))
+    return out
 
 
 def _as_run(value: ScoredRun | Report) -> ScoredRun:

@@ -37,8 +37,8 @@ from .config import Config, FidelityConfig
 from .errors import InputError
 from .grounding import SourceNumbers, Span, align_fuzzy, missing_ngrams, verbatim_span
 from .injection import Finding, scan
+from .keys import field_key
 from .normalize import TYPE_ERROR, Comparator, Comparators, as_text, is_absent
-from .report import metric_key
 from .tokens import (
     MAX_ORDER,
     TOKEN_RE,
@@ -534,16 +534,17 @@ class FidelitySummary:
     unused_approvals: list[tuple[str, str]] = field(default_factory=list)
     injection: dict[str, list[Finding]] = field(default_factory=dict)
 
-    def metrics(self) -> dict[str, float]:
+    def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
         """DESIGN.md keys: bleu_proxy, ngram_p1..ngram_p4, groundedness, hallucination_rate,
-        field_bleu_proxy/<path>; undefined scores are left out."""
+        field_bleu_proxy/<suffix> (`keys`: the evaluation's field keys); undefined scores are
+        left out."""
         o = self.overall
         out: dict[str, float | None] = {"bleu_proxy": o.bleu_proxy}
         out.update({f"ngram_p{n}": p for n, p in zip(ORDERS, o.precisions, strict=True)})
         out["groundedness"] = o.groundedness
         out["hallucination_rate"] = o.hallucination_rate
         for path, stats in self.fields.items():
-            out[metric_key("field_bleu_proxy", path)] = stats.bleu_proxy
+            out[field_key("field_bleu_proxy", path, keys)] = stats.bleu_proxy
         return {k: float(v) for k, v in out.items() if v is not None}
 
     def worst(self, n: int | None = None) -> list[ValueFidelity]:

@@ -11,7 +11,8 @@ def check_score_gates(
 ) -> list[str]:
     """Every bar the report misses, each as one sentence; empty when all pass.
 
-    A field given in metric-key form (`line_items.qty`) matches `line_items[].qty`.
+    A field is named by its path, or by its metric key without the prefix (`line_items.qty`
+    for `line_items[].qty`).
     An undefined (n/a) or absent field fails its bar and says so.
     """
     failures: list[str] = []
@@ -19,7 +20,7 @@ def check_score_gates(
         f1 = report.micro.f1
         if f1 is None or f1 < min_f1:
             failures.append(f"f1 {fmt(f1)} is below {min_f1:g}")
-    by_key = {p.replace("[]", ""): p for p in report.fields}
+    by_key = {suffix: p for p, suffix in report.field_keys().items()}
     for path, bar in field_bars:
         real = path if path in report.fields else by_key.get(path.replace("[]", ""))
         if real is None:

@@ -7,9 +7,7 @@ Scores are always derived from summed counts (never averaged per document), and 
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .config import Config
 from .fields import CATEGORIES, ErrorRecord
+from .keys import field_key, field_keys
+from .keys import metric_key as metric_key  # re-exported: its old home
 from .layout import LayoutResult
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from .structure import StructureSummary
 
 EXAMPLES_PER_FIELD = 5
-_BAD_KEY_CHARS = re.compile(r"[^/\w.\- ]")
 
 
 def ratio(num: int, den: int) -> float | None:
@@ -151,21 +150,6 @@ class DocumentResult:
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
-
-
-def metric_key(prefix: str, path: str) -> str:
-    """`prefix/path` as an MLflow metric key: the `[]` marker dropped, other characters MLflow
-    rejects replaced by `_`, over-long keys shortened with a hash suffix.
-
-    >>> metric_key("field_f1", "line_items[].qty")
-    'field_f1/line_items.qty'
-    """
-    clean = _BAD_KEY_CHARS.sub("_", path.replace("[]", "")) or "_"
-    clean = re.sub(r"/+", "_", clean)
-    key = f"{prefix}/{clean}"
-    if len(key) > 250:
-        key = key[:237] + "~" + hashlib.sha256(key.encode()).hexdigest()[:12]
-    return key
 
 
 @dataclass
@@ -317,17 +301,28 @@ class Report:
             "latency_p50_ms": self.latency_ms(0.5),
             "latency_p95_ms": self.latency_ms(0.95),
         }
+        keys = self.field_keys()
         for path, f in self.fields.items():
-            out[metric_key("field_f1", path)] = f.counts.f1
-            out[metric_key("field_precision", path)] = f.counts.precision
-            out[metric_key("field_recall", path)] = f.counts.recall
+            out[field_key("field_f1", path, keys)] = f.counts.f1
+            out[field_key("field_precision", path, keys)] = f.counts.precision
+            out[field_key("field_recall", path, keys)] = f.counts.recall
         merged = {k: float(v) for k, v in out.items() if v is not None}
         merged.update(self.count_intervals())
         merged.update(self.count_slices())
-        for family in (self.fidelity, self.structure):
-            if family is not None:
-                merged.update(family.metrics())
+        if self.fidelity is not None:
+            merged.update(self.fidelity.metrics(keys))
+        if self.structure is not None:
+            merged.update(self.structure.metrics())
         return merged
+
+    def field_keys(self) -> dict[str, str]:
+        """Field path -> the suffix of its metric keys (``field_f1/<suffix>``, …): distinct
+        for distinct paths and valid for MLflow; gold paths keep a readable suffix first."""
+        if "field_keys" not in self._cache:
+            paths = [*self.fields, *(self.fidelity.fields if self.fidelity is not None else ())]
+            gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
+            self._cache["field_keys"] = field_keys(paths, gold)
+        return dict(self._cache["field_keys"])
 
     # -- uncertainty and slices of the count-based scores ---------------------------------
     def _ratios(self, docs: list[DocumentResult]) -> dict[str, tuple[Any, Any]]:
@@ -430,6 +425,7 @@ class Report:
             "gold_type_errors": self.gold_type_errors,
             "worst_documents": [d.to_dict() for d in self.worst_documents()],
             "metrics": self.metrics(),
+            "field_keys": self.field_keys(),
             "signature": self.signature(),
             "gold": {"source": self.gold_source, "sha256": self.gold_digest},
             "predictions": {"source": self.pred_source, "sha256": self.pred_digest},

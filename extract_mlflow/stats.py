@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import InputError
-from .report import metric_key
+from .keys import field_key, keys_from_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,6 +98,8 @@ class CountLayout:
     ratios: tuple[str, ...] = ()
     """metrics given per document as a numerator and a denominator (``structure/<m>_num``,
     ``structure/<m>_den``): the run's value is Σnum / Σden"""
+    keys: dict[str, str] = field(default_factory=dict)
+    """field path -> the suffix of its metric keys, as the runs logged them"""
 
     @property
     def width(self) -> int:
@@ -224,9 +226,9 @@ def scores_from_sums(
     keep = np.ones(len(layout.paths), bool) if present is None else np.asarray(present, bool)
     out["macro_f1"] = _nanmean_rows(f[:, keep])
     for i, path in enumerate(layout.paths):
-        out[metric_key("field_f1", path)] = f[:, i]
-        out[metric_key("field_precision", path)] = p[:, i]
-        out[metric_key("field_recall", path)] = r[:, i]
+        out[field_key("field_f1", path, layout.keys)] = f[:, i]
+        out[field_key("field_precision", path, layout.keys)] = p[:, i]
+        out[field_key("field_recall", path, layout.keys)] = r[:, i]
     return out
 
 
@@ -277,14 +279,20 @@ def summarize(point: float, deltas: FloatArray, confidence: float) -> Interval |
     return Interval(point, float(low), float(high), p, int(valid.size), confidence)
 
 
-def _layout(baseline: pd.DataFrame, candidate: pd.DataFrame) -> CountLayout:
+def _layout(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, keys: dict[str, str] | None = None
+) -> CountLayout:
     b_paths, c_paths = field_paths(baseline), field_paths(candidate)
     paths = tuple(dict.fromkeys([*b_paths, *c_paths]))
     both = [
         c for c in ("status", "layout_score") if c in baseline.columns and c in candidate.columns
     ]
     return CountLayout(
-        paths, "status" in both, "layout_score" in both, ratio_names(baseline, candidate)
+        paths,
+        "status" in both,
+        "layout_score" in both,
+        ratio_names(baseline, candidate),
+        keys or {},
     )
 
 
@@ -331,7 +339,8 @@ def paired_bootstrap(
     if n < MIN_DOCUMENTS:
         note = f"{n} paired document(s): at least {MIN_DOCUMENTS} are needed for intervals"
         return Bootstrap({}, n, b_only, c_only, resamples, seed, (note,))
-    layout = _layout(b, c)
+    keys = {**keys_from_frame(baseline), **keys_from_frame(candidate)}  # the logged keys
+    layout = _layout(b, c, keys)
     counts = np.hstack([count_matrix(b, layout, "baseline"), count_matrix(c, layout, "candidate")])
     sums = resampled_sums(counts, resample_indices(n, resamples, seed))
     full = counts.sum(axis=0, keepdims=True)

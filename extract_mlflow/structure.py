@@ -391,7 +391,7 @@ def slice_key(metric: str, attribute: str, label: str) -> str:
     >>> slice_key("teds", "layout", "two column")
     'teds_by_layout/two column'
     """
-    return metric_key(f"{metric}_by_{_ATTRIBUTE_CHARS.sub('_', attribute)}", label)
+    return metric_key(f"{metric}_by_{_ATTRIBUTE_CHARS.sub('_', attribute)}", label, lists=False)
 
 
 # -- the summary ----------------------------------------------------------------------------

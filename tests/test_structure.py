@@ -149,7 +149,9 @@ def test_slices_recompute_every_metric() -> None:
 
 def test_slice_keys_are_sanitised_for_mlflow() -> None:
     assert slice_key("teds", "layout", "two column") == "teds_by_layout/two column"
-    assert slice_key("anls", "scan quality", "a[b]/c:d") == "anls_by_scan_quality/a_b__c_d"
+    odd = slice_key("anls", "scan quality", "a[b]/c:d")  # escaped, and a hash keeps it apart
+    assert odd.startswith("anls_by_scan_quality/a_b__c_d-") and len(odd) == 40
+    assert slice_key("anls", "scan quality", "x[]") != slice_key("anls", "scan quality", "x")
 
 
 def test_many_numeric_values_are_binned() -> None:
