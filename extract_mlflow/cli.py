@@ -18,15 +18,20 @@ import click
 
 from ._version import __version__
 from .errors import ExtractMlflowError
+from .render import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
+def say(line: str) -> None:
+    """One line on stderr, its control characters escaped (ids and values come from inputs)."""
+    click.echo(terminal_safe(line, one_line=True), err=True)
+
+
 def _fail(message: str) -> None:
-    one_line = message.replace("\r", "\\r").replace("\n", "\\n")  # ids may hold newlines
-    click.echo(f"error: {one_line}", err=True)
+    say(f"error: {message}")
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -79,7 +84,9 @@ def output_options(func: F) -> F:
 
 
 def emit(text: str, out: Path | None) -> None:
-    """Print a report, or write it to `out`."""
+    """Print a report, or write it to `out`, with control characters escaped (JSON stays
+    JSON: the escapes are its own)."""
+    text = terminal_safe(text)
     if out is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
@@ -306,7 +313,7 @@ def score(
         slice_by=slice_by,
     )
     for doc in report.layouts:  # pages are few and large: one progress line each
-        click.echo(doc.progress_line(), err=True)
+        say(doc.progress_line())
     failures = check_score_gates(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
@@ -327,10 +334,10 @@ def score(
         extra["run_id"] = logged.run_id
         if logged.model_version is not None:
             extra["model_version"] = logged.model_version
-        click.echo(f"logged run {logged.run_id} to {logged.tracking_uri}", err=True)
+        say(f"logged run {logged.run_id} to {logged.tracking_uri}")
     emit(_render_report(report, fmt, extra), out)
     for failure in failures:
-        click.echo(f"gate failed: {failure}", err=True)
+        say(f"gate failed: {failure}")
     if failures:
         sys.exit(EXIT_GATE_FAILED)
 
@@ -469,7 +476,7 @@ def _render(result: Any, fmt: str) -> str:
 def _echo_failures(comparison: Any) -> None:
     for gate in comparison.failed_gates:
         for reason in gate.reasons:
-            click.echo(f"gate failed: {reason}", err=True)
+            say(f"gate failed: {reason}")
 
 
 @main.command("compare")
@@ -567,7 +574,7 @@ def promote(
         allow_incomparable=allow_incomparable,
     )
     emit(_render(result, fmt), out)
-    click.echo(result.headline(), err=True)
+    say(result.headline())
     _echo_failures(result.comparison)
     sys.exit(result.exit_code)
 
