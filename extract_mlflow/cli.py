@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from ._version import __version__
-from .errors import ExtractMlflowError
+from .errors import ConfigError, ExtractMlflowError
 from .render import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -244,6 +244,12 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     help="Gold attribute to report structure metrics by (repeatable), e.g. layout.",
 )
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
+    "has, an unknown unit, a date format that parses no gold value.",
+)
 @tracking_options
 @click.option(
     "--prompt",
@@ -280,6 +286,7 @@ def score(
     approvals: Path | None,
     slice_by: tuple[str, ...],
     no_log: bool,
+    strict: bool,
     tracking_uri: str | None,
     experiment: str | None,
     run_name: str | None,
@@ -312,6 +319,10 @@ def score(
         approvals=approvals,
         slice_by=slice_by,
     )
+    if strict and report.warnings:
+        raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
+    for warning in report.warnings:
+        say(f"warning: {warning}")
     for doc in report.layouts:  # pages are few and large: one progress line each
         say(doc.progress_line())
     failures = check_score_gates(report, min_f1, field_min)

@@ -162,7 +162,7 @@ def report_markdown(report: Report) -> str:
 
 
 def _notes(report: Report) -> list[str]:
-    notes = []
+    notes = [f"warning: {w}" for w in report.warnings]
     for d in report.documents:
         if d.status == "parse_failure":
             notes.append(f"parse failure in `{d.id}`: {d.reason}")

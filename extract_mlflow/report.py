@@ -171,6 +171,9 @@ class Report:
     tokens_per_doc: float | None = None
     """Σ(input + output tokens) / documents from the predictions' `usage`; None if unrecorded"""
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """config rules that do nothing on this gold set (a path no gold field has, an unknown
+    unit, a date format that parses no gold value): likely typos"""
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     fidelity: FidelitySummary | None = None
     """text fidelity against the sources (only when sources were given)"""
@@ -417,6 +420,7 @@ class Report:
             "layout": self._layout_dict(),
             "field_recall": self.field_recall_lines(),
             "notes": self.notes,
+            "warnings": self.warnings,
             "fidelity": self.fidelity.to_dict() if self.fidelity is not None else None,
             "structure": self.structure.to_dict() if self.structure is not None else None,
             "unknown_ids": self.unknown_ids,

@@ -10,6 +10,7 @@ from typing import Any
 
 from ._runtime import gc_paused
 from .config import Config, LayoutProfile, load_config
+from .config_checks import config_warnings
 from .errors import ConfigError
 from .feedback import leaf_values
 from .fidelity import FidelitySummary, load_approvals, score_fidelity
@@ -256,6 +257,7 @@ def _score_sets(
         gold_digest=gs.digest,
         pred_digest=ps.digest,
         notes=notes,
+        warnings=config_warnings(config, gs.docs),
     )
 
 

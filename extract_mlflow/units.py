@@ -116,3 +116,20 @@ def convert(value: float, from_unit: str, to_unit: str) -> float | None:
     if lin is None:
         return None
     return lin[0] * value + lin[1]
+
+
+@lru_cache(maxsize=1024)
+def known_unit(text: str) -> bool:
+    """True when `text` (as written in documents or a config) reads as a unit.
+
+    >>> known_unit("µM"), known_unit("min⁻¹"), known_unit("kgg")
+    (True, True, False)
+    """
+    unit = normalise_unit(text)
+    if not unit:
+        return False
+    try:
+        _registry().Quantity(1.0, unit)
+    except Exception:  # pint raises many types: undefined, syntax
+        return False
+    return True
