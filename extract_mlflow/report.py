@@ -321,11 +321,9 @@ class Report:
     def field_keys(self) -> dict[str, str]:
         """Field path -> the suffix of its metric keys (``field_f1/<suffix>``, …): distinct
         for distinct paths and valid for MLflow; gold paths keep a readable suffix first."""
-        if "field_keys" not in self._cache:
-            paths = [*self.fields, *(self.fidelity.fields if self.fidelity is not None else ())]
-            gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
-            self._cache["field_keys"] = field_keys(paths, gold)
-        return dict(self._cache["field_keys"])
+        paths = [*self.fields, *(self.fidelity.fields if self.fidelity is not None else ())]
+        gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
+        return field_keys(paths, gold)
 
     # -- uncertainty and slices of the count-based scores ---------------------------------
     def _ratios(self, docs: list[DocumentResult]) -> dict[str, tuple[Any, Any]]:

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conftest import MlflowServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, _validate_metric_name
 
 from extract_mlflow import evaluate
+from extract_mlflow.cli import main
 from extract_mlflow.comparison import compare
 from extract_mlflow.keys import FIELD_METRICS, field_keys, metric_key, resolve_metric
 from extract_mlflow.report import metric_key as metric_key_at_its_old_home
@@ -166,3 +168,13 @@ def test_nasty_paths_log_and_read_back(
     assert run.data.metrics["field_f1/k_1"] == 1.0
     path = client.download_artifacts(logged.run_id, "eval/diagnostics.json", str(tmp_path))
     assert json.loads(Path(path).read_text(encoding="utf-8"))["field_keys"] == keys
+    # a gate names the field by its path; the keys come back from the runs' documents
+    base = log_report(nasty_report(), tracking_uri=mlflow_server.uri, experiment="nasty-keys")
+    for name, code in (("k:1", 1), ("k_1", 0)):
+        result = CliRunner().invoke(
+            main,
+            ["compare", base.run_id, logged.run_id, "--tracking-uri", mlflow_server.uri,
+             "--max-drop", f"field_f1/{name}=0"],
+        )  # fmt: skip
+        assert result.exit_code == code, (name, result.output)
+        assert ("dropped" in result.stderr) == bool(code)  # read, not missing
