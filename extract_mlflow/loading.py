@@ -351,6 +351,8 @@ def predictions_from_rows(
             doc_id, doc, problem = _read_prediction(row, id_key)
         elif not isinstance(row, Mapping):
             problem = f"not an object (got {type(row).__name__})"
+            if isinstance(row, list | tuple):  # [{"id": "a", ...}]: a failure of "a"
+                doc_id = _recover_id(json.dumps(row, default=str)[:_RECOVER_CHARS], id_key)
         else:
             try:
                 doc_id = _doc_id(row, id_key)

@@ -28,7 +28,7 @@ LONG = ["L" * 300 + "a", "L" * 300 + "b", "L" * 240]
 
 def assert_valid(key: str) -> None:
     """MLflow's own check (characters, path rules) and its length limit; no ':' (Windows)."""
-    _validate_metric_name(key)
+    _validate_metric_name(key)  # type: ignore[no-untyped-call]
     assert len(key) <= MAX_ENTITY_KEY_LENGTH and ":" not in key, key
 
 
@@ -132,7 +132,7 @@ def test_a_gate_names_a_field_by_its_path() -> None:
 
 
 def test_a_gate_names_a_list_field_by_its_path() -> None:
-    gold = [{"id": "a", "x": [1, 2], "y": {"x": 1}}, {"id": "b", "x": 3}]
+    gold: list[dict[str, Any]] = [{"id": "a", "x": [1, 2], "y": {"x": 1}}, {"id": "b", "x": 3}]
     base = evaluate(gold, gold)
     cand = evaluate(gold, [{"id": "a", "x": [1, 5], "y": {"x": 1}}, {"id": "b", "x": 3}])
     assert set(base.field_keys()) == {"x", "x[]", "y.x"}

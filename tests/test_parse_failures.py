@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -96,3 +97,12 @@ def test_garbage_fails_a_max_parse_failure_rate_gate_in_the_cli(
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "parse_failure_rate" in result.stderr
+
+
+def test_a_list_row_fails_the_document_it_names() -> None:
+    from extract_mlflow.loading import predictions_from_rows
+
+    rows: list[Any] = [[{"id": "b", "total": 2}], 3, '[{"id": "c"}]']
+    ps = predictions_from_rows(rows)
+    assert list(ps.parse_failures) == ["b", "c"]
+    assert ps.unattributed == ["row 2: not an object (got int)"]
