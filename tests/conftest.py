@@ -4,6 +4,13 @@ The server listens on 127.0.0.1 on a free port with a temporary SQLite backend a
 store, in its own process group (``mlflow server`` spawns uvicorn workers that outlive a killed
 parent), and is stopped by signalling the whole group; teardown fails if any process of the
 group is left. Tests that need it are marked ``server``; deselect them with ``-m "not server"``.
+
+Tests that take more than a few seconds are marked ``slow``; ``python -m pytest -m "not slow"``
+is the quick loop (CI runs everything). Every test that uses a server (``mlflow_server`` or
+``start_server``) is marked ``server`` and ``slow`` automatically, so the quick loop starts no
+server. Share the session server (unique experiment and model names); start an extra one only
+to stop or break it. An unreachable server is a closed port (``closed_port_uri``), never a
+server started and stopped.
 """
 
 from __future__ import annotations
@@ -33,12 +40,33 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "server: needs a real `mlflow server` (started once per session, ~15 s)"
     )
+    config.addinivalue_line(
+        "markers", "slow: takes more than a few seconds; deselect with -m 'not slow'"
+    )
+
+
+SERVER_FIXTURES = frozenset({"mlflow_server", "start_server"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs a real `mlflow server`, directly or through another fixture, is marked
+    ``server`` and ``slow`` whether or not it says so: the session server alone takes seconds
+    to start, so the quick loop (``-m "not slow"``) starts none."""
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.server)
+            item.add_marker(pytest.mark.slow)
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def closed_port_uri() -> str:
+    """An http URI on 127.0.0.1 where nothing listens: a free port, bound once and closed."""
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def group_members(pgid: int) -> list[int]:

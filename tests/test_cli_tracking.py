@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report
+from conftest import MlflowServer, artifact_paths, assert_run_holds_report, closed_port_uri
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
@@ -102,13 +102,8 @@ def test_score_logs_to_a_real_server(mlflow_server: MlflowServer, tmp_path: Path
     assert_run_holds_report(client_for(mlflow_server.uri), run_id, report, tmp_path)
 
 
-@pytest.mark.server
-def test_unreachable_server_is_one_line_and_exit_2_fast(
-    start_server: object, tmp_path: Path
-) -> None:
-    server = start_server()  # type: ignore[operator]
-    uri = server.uri
-    server.stop()
+def test_unreachable_server_is_one_line_and_exit_2_fast(tmp_path: Path) -> None:
+    uri = closed_port_uri()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     started = time.monotonic()
     done = subprocess.run(

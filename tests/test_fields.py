@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -214,6 +215,7 @@ def test_bulk_similarity_equals_the_pairwise_reference(gold: list[dict], pred: l
             assert abs(scorer.item_similarity(g, p, "items[]") - sim[i, j]) < 1e-12
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(flat_items, flat_items)
 def test_identical_first_then_assignment_is_optimal(gold: list[dict], pred: list[dict]) -> None:

@@ -463,6 +463,7 @@ def test_failure_on_server_leaves_run_failed(
     assert run.info.status == "FAILED"
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_killed_server_fails_fast_with_one_line(
     mlflow_env: Path, start_server: Any, baseline: Report, monkeypatch: pytest.MonkeyPatch
@@ -538,6 +539,7 @@ def test_mlproject_entry_points() -> None:
     assert (ROOT / "conda.yaml").is_file()
 
 
+@pytest.mark.slow
 def test_mlflow_run_demo_entry_point(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path / 'project.db'}"
