@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report
+from conftest import MlflowServer, artifact_paths, assert_run_holds_report, closed_port_uri
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,12 +68,6 @@ def wide_report(n_fields: int = 200, n_docs: int = 3) -> Report:
     gold = [{"id": f"d{d}", **{f"f{i:03d}": i + d for i in range(n_fields)}} for d in range(n_docs)]
     pred = [{**g, "f000": -1} for g in gold]
     return evaluate(gold, pred)
-
-
-def closed_port_uri() -> str:
-    from conftest import free_port
-
-    return f"http://127.0.0.1:{free_port()}"
 
 
 # -- pure helpers ----------------------------------------------------------------------------
