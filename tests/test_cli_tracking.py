@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -213,7 +214,7 @@ def test_fidelity_run_logs_ngram_and_grounding_metrics(
     assert data["fidelity"]["injection"], "inv-005 carries a planted instruction"
 
 
-def structure_lines() -> tuple[list[dict], list[dict]]:
+def structure_lines() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Six made-up parsed pages with tables, reading order, regions and section boundaries."""
     gold, pred = [], []
     for i in range(6):

@@ -241,8 +241,9 @@ def test_log_report_local_store_roundtrip(
         params={"model": "m-1"},
         tags={"team": "ml"},
     )
+    assert logged.model_version is not None
     mv = client.get_model_version("roundtrip-model", logged.model_version)
-    assert mv.run_id == logged.run_id and mv.source.endswith("/eval")
+    assert mv.run_id == logged.run_id and mv.source is not None and mv.source.endswith("/eval")
     assert mv.tags[SIGNATURE_TAG] == baseline.signature()
 
 
@@ -421,6 +422,7 @@ def test_log_report_server_roundtrip(
         params={"model": "m-2"},
         tags={"stage": "dev"},
     )
+    assert logged.model_version is not None
     mv = client.get_model_version("server-model", logged.model_version)
     assert mv.run_id == logged.run_id and mv.source == logged.artifact_uri + "/eval"
     client.set_registered_model_alias("server-model", "candidate", mv.version)
@@ -524,7 +526,7 @@ def test_demo_example_dir_error(tmp_path: Path) -> None:
 def test_mlproject_entry_points() -> None:
     from mlflow.projects._project_spec import load_project
 
-    project = load_project(str(ROOT))
+    project = load_project(str(ROOT))  # type: ignore[no-untyped-call]
     points = project._entry_points
     assert set(points) >= {"score", "compare", "demo"}
     assert points["score"].parameters["gold"].type == "path"
