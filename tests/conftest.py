@@ -24,7 +24,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,16 +46,39 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 SERVER_FIXTURES = frozenset({"mlflow_server", "start_server"})
+_running: list[pytest.Item] = []  # the test being set up, run or torn down
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that needs a real `mlflow server`, directly or through another fixture, is marked
-    ``server`` and ``slow`` whether or not it says so: the session server alone takes seconds
-    to start, so the quick loop (``-m "not slow"``) starts none."""
+    """A test that needs a real `mlflow server` (marked ``server``, or using `mlflow_server` or
+    `start_server` directly or through another fixture) is marked ``server`` and ``slow``
+    whether or not it says so: the session server alone takes seconds to start, so the quick
+    loop (``-m "not slow"``) starts none."""
     for item in items:
-        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if item.get_closest_marker("server") or SERVER_FIXTURES & set(
+            getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.server)
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.remove(item)
+
+
+def check_may_start_a_server() -> None:
+    """Starting a server inside a test that is not marked slow is a mistake: it would put
+    seconds into the quick loop. Fail with the fix instead."""
+    if _running and _running[-1].get_closest_marker("slow") is None:
+        raise RuntimeError(
+            f"{_running[-1].nodeid} starts an `mlflow server` but is not marked slow: "
+            "mark it @pytest.mark.slow (or use the mlflow_server/start_server fixtures)"
+        )
 
 
 def free_port() -> int:
@@ -95,6 +118,7 @@ class MlflowServer:
 
     @classmethod
     def start(cls, root: Path) -> MlflowServer:
+        check_may_start_a_server()
         port = free_port()
         cmd = [
             str(MLFLOW) if MLFLOW.exists() else "mlflow",
