@@ -6,11 +6,11 @@ parent), and is stopped by signalling the whole group; teardown fails if any pro
 group is left. Tests that need it are marked ``server``; deselect them with ``-m "not server"``.
 
 Tests that take more than a few seconds are marked ``slow``; ``python -m pytest -m "not slow"``
-is the quick loop (CI runs everything). Every test that uses a server (``mlflow_server`` or
-``start_server``) is marked ``server`` and ``slow`` automatically, so the quick loop starts no
-server. Share the session server (unique experiment and model names); start an extra one only
-to stop or break it. An unreachable server is a closed port (``closed_port_uri``), never a
-server started and stopped.
+is the quick loop (CI runs everything). Every test that is marked ``server`` or uses a server
+(``mlflow_server`` or ``start_server``) is marked ``slow`` automatically, so the quick loop
+starts no server; a server started by a test not marked slow is an error. Share the session
+server (unique experiment and model names); start an extra one only to stop or break it. An
+unreachable server is a closed port (``closed_port_uri``), never a server started and stopped.
 """
 
 from __future__ import annotations
