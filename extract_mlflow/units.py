@@ -21,9 +21,7 @@ _SUPERSCRIPT_RUN = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 # "h-1", "g-1 h-1": a signed integer right after a unit name is an exponent
 _ASCII_EXPONENT = re.compile(r"(?<=[A-Za-z])(-\d+)(?=$|[\s*/·)])")
 # 5.0 × 10⁻⁵, 5 x 10^-5, 5·10-5 -> 5.0e-5
-_TIMES_TEN = re.compile(
-    r"(?<=\d)\s*[×x·*]\s*10\s*(?:\^\s*)?([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[-+−]?\d+)"
-)
+_TIMES_TEN = re.compile(r"(?<=\d)\s*[×x·*]\s*10\s*(?:\^\s*)?([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[-+−]?\d+)")
 # lookalikes of the degree sign: masculine ordinal, ring above
 _DEGREE = str.maketrans({"º": "°", "˚": "°"})
 _QUANTITY_RE = re.compile(rf"^\s*(?P<num>{NUMBER_PATTERN})\s*(?P<unit>.*?)\s*$")

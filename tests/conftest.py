@@ -4,6 +4,13 @@ The server listens on 127.0.0.1 on a free port with a temporary SQLite backend a
 store, in its own process group (``mlflow server`` spawns uvicorn workers that outlive a killed
 parent), and is stopped by signalling the whole group; teardown fails if any process of the
 group is left. Tests that need it are marked ``server``; deselect them with ``-m "not server"``.
+
+Tests that take more than a few seconds are marked ``slow``; ``python -m pytest -m "not slow"``
+is the quick loop (CI runs everything). Every test that is marked ``server`` or uses a server
+(``mlflow_server`` or ``start_server``) is marked ``slow`` automatically, so the quick loop
+starts no server; a server started by a test not marked slow is an error. Share the session
+server (unique experiment and model names); start an extra one only to stop or break it. An
+unreachable server is a closed port (``closed_port_uri``), never a server started and stopped.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +40,56 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "server: needs a real `mlflow server` (started once per session, ~15 s)"
     )
+    config.addinivalue_line(
+        "markers", "slow: takes more than a few seconds; deselect with -m 'not slow'"
+    )
+
+
+SERVER_FIXTURES = frozenset({"mlflow_server", "start_server"})
+_running: list[pytest.Item] = []  # the test being set up, run or torn down
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs a real `mlflow server` (marked ``server``, or using `mlflow_server` or
+    `start_server` directly or through another fixture) is marked ``server`` and ``slow``
+    whether or not it says so: the session server alone takes seconds to start, so the quick
+    loop (``-m "not slow"``) starts none."""
+    for item in items:
+        if item.get_closest_marker("server") or SERVER_FIXTURES & set(
+            getattr(item, "fixturenames", ())
+        ):
+            item.add_marker(pytest.mark.server)
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.remove(item)
+
+
+def check_may_start_a_server() -> None:
+    """Starting a server inside a test that is not marked slow is a mistake: it would put
+    seconds into the quick loop. Fail with the fix instead."""
+    if _running and _running[-1].get_closest_marker("slow") is None:
+        raise RuntimeError(
+            f"{_running[-1].nodeid} starts an `mlflow server` but is not marked slow: "
+            "mark it @pytest.mark.slow (or use the mlflow_server/start_server fixtures)"
+        )
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def closed_port_uri() -> str:
+    """An http URI on 127.0.0.1 where nothing listens: a free port, bound once and closed."""
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def group_members(pgid: int) -> list[int]:
@@ -67,6 +118,7 @@ class MlflowServer:
 
     @classmethod
     def start(cls, root: Path) -> MlflowServer:
+        check_may_start_a_server()
         port = free_port()
         cmd = [
             str(MLFLOW) if MLFLOW.exists() else "mlflow",

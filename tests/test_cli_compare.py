@@ -10,13 +10,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
+from conftest import MlflowServer, closed_port_uri
 from test_registry import World, add_version, client_for, link_prompt, log_world, register_prompt
 
 from extract_mlflow.cli import main
@@ -206,13 +205,8 @@ def test_promote_a_prompt_with_a_gates_file(world: World, tmp_path: Path) -> Non
     assert client.get_prompt_version(name, 2).tags[VERDICT_TAG] == "passed"
 
 
-@pytest.mark.server
-def test_unreachable_server_exits_2_in_one_line_fast(
-    start_server: Callable[[], MlflowServer], tmp_path: Path
-) -> None:
-    server = start_server()
-    uri = server.uri
-    server.stop()
+def test_unreachable_server_exits_2_in_one_line_fast(tmp_path: Path) -> None:
+    uri = closed_port_uri()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env["MLFLOW_TRACKING_URI"] = uri
     for args in (
@@ -232,6 +226,7 @@ def test_unreachable_server_exits_2_in_one_line_fast(
         assert elapsed < 10, elapsed
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_mlproject_compare_entry_point(world: World, tmp_path: Path) -> None:
     env: dict[str, Any] = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}

@@ -10,10 +10,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report
+from conftest import MlflowServer, artifact_paths, assert_run_holds_report, closed_port_uri
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
@@ -102,13 +103,8 @@ def test_score_logs_to_a_real_server(mlflow_server: MlflowServer, tmp_path: Path
     assert_run_holds_report(client_for(mlflow_server.uri), run_id, report, tmp_path)
 
 
-@pytest.mark.server
-def test_unreachable_server_is_one_line_and_exit_2_fast(
-    start_server: object, tmp_path: Path
-) -> None:
-    server = start_server()  # type: ignore[operator]
-    uri = server.uri
-    server.stop()
+def test_unreachable_server_is_one_line_and_exit_2_fast(tmp_path: Path) -> None:
+    uri = closed_port_uri()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     started = time.monotonic()
     done = subprocess.run(
@@ -218,7 +214,7 @@ def test_fidelity_run_logs_ngram_and_grounding_metrics(
     assert data["fidelity"]["injection"], "inv-005 carries a planted instruction"
 
 
-def structure_lines() -> tuple[list[dict], list[dict]]:
+def structure_lines() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Six made-up parsed pages with tables, reading order, regions and section boundaries."""
     gold, pred = [], []
     for i in range(6):

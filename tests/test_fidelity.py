@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from extract_mlflow.config import Config, FieldRule
+from extract_mlflow.config import Config, FidelityConfig, FieldRule
 from extract_mlflow.errors import InputError
 from extract_mlflow.fidelity import (
     EXCELLENT,
@@ -21,7 +21,6 @@ from extract_mlflow.fidelity import (
     NEW_VOCABULARY,
     PARAPHRASE,
     SOMEWHAT,
-    FidelityConfig,
     FidelitySummary,
     ValueFidelity,
     band,

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +64,10 @@ def test_missing_document_and_parse_failure_count_every_gold_leaf() -> None:
         {"id": "a", "x": 1, "items": [{"q": 1}, {"q": 2}]},
         {"id": "b", "x": 1, "t": ["u", "v"]},
     ]
-    pred = ['{"id": "a", "x": 1, "items": [{"q": 1}', {"id": "z", "x": 1}]
+    pred: list[dict[str, Any] | str] = [
+        '{"id": "a", "x": 1, "items": [{"q": 1}',
+        {"id": "z", "x": 1},
+    ]
     r = evaluate(gold, pred)
     assert r.parse_failures == ["a"]
     assert r.unknown_ids == ["z"]
@@ -199,7 +203,9 @@ flat_items = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(flat_items, flat_items)
-def test_bulk_similarity_equals_the_pairwise_reference(gold: list[dict], pred: list[dict]) -> None:
+def test_bulk_similarity_equals_the_pairwise_reference(
+    gold: list[dict[str, Any]], pred: list[dict[str, Any]]
+) -> None:
     comps = Comparators(Config())
     fg = [flatten_item(x) for x in gold]
     fp = [flatten_item(x) for x in pred]
@@ -214,9 +220,12 @@ def test_bulk_similarity_equals_the_pairwise_reference(gold: list[dict], pred: l
             assert abs(scorer.item_similarity(g, p, "items[]") - sim[i, j]) < 1e-12
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(flat_items, flat_items)
-def test_identical_first_then_assignment_is_optimal(gold: list[dict], pred: list[dict]) -> None:
+def test_identical_first_then_assignment_is_optimal(
+    gold: list[dict[str, Any]], pred: list[dict[str, Any]]
+) -> None:
     full = np.array([[ref_similarity(g, p) for p in pred] for g in gold]).reshape(
         len(gold), len(pred)
     )
@@ -249,7 +258,7 @@ def test_assignment_matches_brute_force(rows: list[list[float]]) -> None:
 
 def test_large_shuffled_list_aligns_exactly() -> None:
     rnd = random.Random(7)
-    items = [
+    items: list[dict[str, Any]] = [
         {"sku": f"S{i:05d}", "qty": rnd.randint(1, 50), "desc": f"part {i}"} for i in range(600)
     ]
     pred_items = [dict(x) for x in items]
@@ -296,13 +305,13 @@ def gold_leaves(value: Any) -> int:
     return 1
 
 
-def with_ids(items: list[dict]) -> list[dict]:
+def with_ids(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"id": f"d{i}", **d} for i, d in enumerate(items)]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(docs, min_size=1, max_size=4))
-def test_gold_against_itself_scores_one_everywhere(items: list[dict]) -> None:
+def test_gold_against_itself_scores_one_everywhere(items: list[dict[str, Any]]) -> None:
     gold = with_ids(items)
     r = evaluate(gold, [dict(d) for d in gold])
     for f in r.fields.values():
@@ -313,13 +322,13 @@ def test_gold_against_itself_scores_one_everywhere(items: list[dict]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(docs, min_size=1, max_size=4), st.lists(docs, min_size=1, max_size=4), st.randoms())
 def test_order_changes_nothing_and_counts_add_up(
-    g_items: list[dict], p_items: list[dict], rnd: random.Random
+    g_items: list[dict[str, Any]], p_items: list[dict[str, Any]], rnd: random.Random
 ) -> None:
     gold = with_ids(g_items)
     pred = with_ids(p_items)
     r = evaluate(gold, pred)
 
-    def shuffled(doc: dict) -> dict:
+    def shuffled(doc: dict[str, Any]) -> dict[str, Any]:
         out = {}
         keys_ = list(doc)
         rnd.shuffle(keys_)

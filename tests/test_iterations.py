@@ -114,7 +114,7 @@ def test_find_iterations_natural_order(tmp_path: Path) -> None:
 
 def test_tokens_per_doc_comes_from_usage_and_is_not_scored() -> None:
     gold = [{"id": k, "x": 1} for k in "abcd"]
-    pred = [
+    pred: list[dict[str, Any] | str] = [
         {"id": "a", "x": 1, "usage": {"input_tokens": 100, "output_tokens": 20}},
         {"id": "b", "x": 1, "usage": {"tokens": 80}, "latency_ms": 900},
         {"id": "c", "x": 1},

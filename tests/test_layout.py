@@ -4,6 +4,7 @@ field engine, and the composite."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,7 @@ GOLD_ROWS = [
 ]
 
 
-def gold_line(doc_id: str = "p1") -> dict:
+def gold_line(doc_id: str = "p1") -> dict[str, Any]:
     return {"id": doc_id, "topic": "photocat", "title": "A paper", "rows": GOLD_ROWS}
 
 

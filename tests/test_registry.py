@@ -398,7 +398,11 @@ def test_improved_candidate_passes_with_seeded_intervals(world: World) -> None:
 def test_metric_thresholds_from_mlflow(world: World) -> None:
     from mlflow.models import MetricThreshold
 
-    gates = {"f1": MetricThreshold(threshold=0.9, min_absolute_change=0.05, greater_is_better=True)}
+    gates = {
+        "f1": MetricThreshold(  # type: ignore[no-untyped-call]
+            threshold=0.9, min_absolute_change=0.05, greater_is_better=True
+        )
+    }
     good = compare_refs(world.baseline, world.improved, tracking_uri=world.uri, gates=gates)
     bad = compare_refs(world.improved, world.baseline, tracking_uri=world.uri, gates=gates)
     assert good.passed and not bad.passed
@@ -521,7 +525,11 @@ def test_promote_accepts_metric_thresholds(world: World) -> None:
 
     name = fresh_model(world, world.baseline, world.improved)
     client_for(world.uri).set_registered_model_alias(name, "champion", "1")
-    gates = {"f1": MetricThreshold(min_relative_change=0.5, greater_is_better=True)}
+    gates = {
+        "f1": MetricThreshold(  # type: ignore[no-untyped-call]
+            min_relative_change=0.5, greater_is_better=True
+        )
+    }
     result = promote(name, 2, gates=gates, tracking_uri=world.uri)
     assert not result.promoted and aliases(world, name) == {"champion": "1"}
     assert json.loads(version_tags(world, name, "2")[CRITERIA_TAG]) == [

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
 from extract_mlflow import evaluate
 
 
-def docs(n: int, seed: int = 1) -> tuple[list[dict], list[dict]]:
+def docs(n: int, seed: int = 1) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     rnd = random.Random(seed)
     gold, pred = [], []
     for i in range(n):

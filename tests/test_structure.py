@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from scipy import stats as scipy_stats
 
+from extract_mlflow.config import StructureConfig
 from extract_mlflow.errors import InputError
 from extract_mlflow.structure import (
     HIGHER_IS_BETTER,
     METRICS,
-    StructureConfig,
     ratio_interval,
     score_structure,
     slice_key,

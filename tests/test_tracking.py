@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report
+from conftest import MlflowServer, artifact_paths, assert_run_holds_report, closed_port_uri
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,12 +68,6 @@ def wide_report(n_fields: int = 200, n_docs: int = 3) -> Report:
     gold = [{"id": f"d{d}", **{f"f{i:03d}": i + d for i in range(n_fields)}} for d in range(n_docs)]
     pred = [{**g, "f000": -1} for g in gold]
     return evaluate(gold, pred)
-
-
-def closed_port_uri() -> str:
-    from conftest import free_port
-
-    return f"http://127.0.0.1:{free_port()}"
 
 
 # -- pure helpers ----------------------------------------------------------------------------
@@ -247,8 +241,9 @@ def test_log_report_local_store_roundtrip(
         params={"model": "m-1"},
         tags={"team": "ml"},
     )
+    assert logged.model_version is not None
     mv = client.get_model_version("roundtrip-model", logged.model_version)
-    assert mv.run_id == logged.run_id and mv.source.endswith("/eval")
+    assert mv.run_id == logged.run_id and mv.source is not None and mv.source.endswith("/eval")
     assert mv.tags[SIGNATURE_TAG] == baseline.signature()
 
 
@@ -427,6 +422,7 @@ def test_log_report_server_roundtrip(
         params={"model": "m-2"},
         tags={"stage": "dev"},
     )
+    assert logged.model_version is not None
     mv = client.get_model_version("server-model", logged.model_version)
     assert mv.run_id == logged.run_id and mv.source == logged.artifact_uri + "/eval"
     client.set_registered_model_alias("server-model", "candidate", mv.version)
@@ -463,6 +459,7 @@ def test_failure_on_server_leaves_run_failed(
     assert run.info.status == "FAILED"
 
 
+@pytest.mark.slow
 @pytest.mark.server
 def test_killed_server_fails_fast_with_one_line(
     mlflow_env: Path, start_server: Any, baseline: Report, monkeypatch: pytest.MonkeyPatch
@@ -529,7 +526,7 @@ def test_demo_example_dir_error(tmp_path: Path) -> None:
 def test_mlproject_entry_points() -> None:
     from mlflow.projects._project_spec import load_project
 
-    project = load_project(str(ROOT))
+    project = load_project(str(ROOT))  # type: ignore[no-untyped-call]
     points = project._entry_points
     assert set(points) >= {"score", "compare", "demo"}
     assert points["score"].parameters["gold"].type == "path"
@@ -538,6 +535,7 @@ def test_mlproject_entry_points() -> None:
     assert (ROOT / "conda.yaml").is_file()
 
 
+@pytest.mark.slow
 def test_mlflow_run_demo_entry_point(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     env["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path / 'project.db'}"
