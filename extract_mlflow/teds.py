@@ -1,47 +1,87 @@
 """TEDS and TEDS-S (PubTabNet), computed exactly and fast, and header association. Pure.
 
-Definition (Zhong et al. 2020, PubTabNet). A table is the tree ``table → tr → td`` of
-:mod:`extract_mlflow.tables`. Inserting or deleting a node costs 1. Renaming costs 1 when the
-tags, colspans or rowspans differ; between two td with the same spans it costs the normalised
-Levenshtein distance of their contents (TEDS-S: 0). Content is tokenised into characters
-(Unicode code points of the normalised text), and the normalised distance is
-distance / length of the longer content (two empty contents: 0). Then
+Definition: the public PubTabNet evaluation (ibm-aur-nlp/PubTabNet), the one published
+table-recognition results are computed with. Its code parses HTML with lxml (comments removed),
+scores the first ``<table>`` of the document body, and builds the tree as follows; this module
+computes the same numbers (the trees are read by :mod:`extract_mlflow.tables`):
 
-    TEDS(G, P) = 1 − TED(G, P) / max(|G|, |P|)        |T| = nodes of T
+- *Nodes.* The table element is the root and every element below it is a node, by its tag:
+  ``thead``/``tbody``/``tfoot`` (so ``table → thead/tbody → tr → td``), ``tr``, ``td``, ``th``,
+  ``caption``, and any element inside a ``th``. A ``td`` is a leaf: the elements inside it are
+  not nodes.
+- *``th``.* Only ``td`` carries spans and content: a ``th`` is compared by its tag alone (its
+  text is never read; ``th`` against ``td`` is a change of tag), and its child elements (a
+  ``<b>`` around a header) are nodes.
+- *Content of a ``td``.* The token list of its inner HTML: each character of its text, and
+  ``<b>`` … ``</b>`` tokens around each element inside it (an ``unk`` element has no closing
+  token), white space kept: ``<td><b>x</b></td>`` holds three tokens, ``<td> </td>`` one.
+- *Costs.* Inserting or deleting a node costs 1. Renaming costs 1 when the tags differ, or when
+  two ``td`` differ in colspan or rowspan (each read as the integer written, 1 when absent);
+  between two ``td`` with the same spans it is the Levenshtein distance of the token lists over
+  the longer length (0 when both are empty; TEDS-S: always 0); 0 between other equal tags.
+- *Size.* ``TEDS = 1 − TED(G, P) / max(|G|, |P|)`` where ``|T|`` counts the elements below the
+  table element (lxml's ``.//*``): the root is not counted, the elements inside a ``td`` are
+  (so ``<td><b>x</b></td>`` counts 2 though it is one node).
+- *No table, empty tables.* An empty string or a document without a table scores 0 (here: a
+  predicted table missing from its slot). Two tables with no element below the root make the
+  official code divide by zero; they are equal trees and score 1 here.
 
-A prediction without a table scores 0; identical tables score 1.
+The normalised variant (``normalized=True``) scores the tree ``table → tr → td`` of
+:attr:`Table.rows` instead: sections unwrapped, ``th`` read as ``td``, contents the characters
+of the cell text with inline markup removed and white space collapsed, size the nodes of that
+tree (the root included). It ignores differences of markup alone.
 
-Why this is exact (the general ordered tree edit distance, as apted computes it):
+Why the programme below is the exact tree edit distance (any ordered trees, unit insertions
+and deletions, renames costing at most 1). Number each tree's nodes in postorder; l(i) is the
+leftmost leaf under i, T_i the subtree rooted at i and F_i = T_i − i the forest of its
+descendants, whose nodes are the postorder range l(i) .. i−1.
 
-1. *The roots map to each other.* If neither root is in a mapping, adding the pair keeps it
-   valid (each root is an ancestor of every node on its side) and saves 2. If the gold root is
-   mapped to a non-root y, every other mapped prediction node lies under y, so the prediction
-   root is unmapped; mapping the two roots instead keeps the mapping valid and changes the cost
-   by rename(table, table) − rename(table, y) + insert(y) − insert(table) = −rename ≤ 0.
-   Symmetrically for the prediction root. So TED = FD(rows of G, rows of P) + 0.
-2. *Forest recurrence* (Zhang & Shasha 1989). Number each forest's nodes in postorder; F[1..p]
-   is the forest of the first p nodes and l(p) the leftmost leaf under p. For any costs,
-   FD(p, q) = min(FD(p−1, q) + 1, FD(p, q−1) + 1, FD(l(p)−1, l(q)−1) + TD(p, q)),
-   where TD is the distance between the subtrees rooted at p and q.
-3. *Subtree distances here have closed forms* (step 1 applied to the subtrees; a rename across
-   tags costs 1, one insertion): cell–cell δ(c, d) ≤ 1 < 2; cell c vs row s with cells
-   d_1..d_l: l + min(1, min_k δ(c, d_k)) (rename c to s, or map c to one d_k, or delete c);
-   row r with cells c_1..c_k vs cell d: k + min(1, min_j δ(c_j, d)); row vs row: the string
-   edit distance of the two cell sequences (substitution δ, insertion/deletion 1).
+1. *Forest recurrence* (Zhang & Shasha 1989). For forests numbered in postorder, with FD(i, j)
+   the distance between the first i nodes of one and the first j of the other,
+   FD(i, j) = min(FD(i−1, j) + 1, FD(i, j−1) + 1, FD(l(i)−1, l(j)−1) + TD(i, j)),
+   where TD is the distance between the subtrees rooted at i and j. Applied to F_p and F_q it
+   gives A(p, q) = FD(F_p, F_q) from the subtree distances of their nodes.
+2. *Subtree distances.* TD(p, q) = min(γ(p, q) + A(p, q),
+   1 + |F_p| + min over children c of p of (TD(c, q) − |T_c|),
+   1 + |F_q| + min over children d of q of (TD(p, d) − |T_d|)).
+   In a mapping of T_p onto T_q, if both roots are mapped they are mapped to each other (were
+   p mapped to y ≠ q, q would be a proper ancestor of y and could only be mapped to a proper
+   ancestor of p: there is none), and the rest is a mapping of F_p onto F_q: the first term.
+   If p is deleted and q mapped, say to a node of the child subtree T_c, every other mapped
+   node of T_q lies under q, so its image lies in T_c; the other children of p are deleted
+   whole: 1 + (|F_p| − |T_c|) + TD(c, q) at best, which a best mapping of T_c onto T_q
+   attains: the second term. The third is the mirror image. If neither root is mapped, the
+   cost is 2 + A(p, q) or more, never below the first term (γ ≤ 1). For a gold leaf p this is
+   TD(p, q) = |T_q| − 1 + min over x in T_q of γ(p, x): map p to the best node of T_q.
+3. *The whole distance* is TD(gold root, predicted root).
 
-So the programme of step 2 with the values of step 3 *is* the general tree edit distance on
-these trees. Aligning rows and then cells ("nested DP") is not: the tree edit distance may delete
-a ``tr`` and move its cells into a neighbouring row, or rename a ``tr`` into a ``td``. Gold rows
-``[a] [] [b]`` against one predicted row ``[a X b]`` cost 4 (delete two tr, insert one, rename
-the empty tr into X), while the best row-then-cell alignment costs 5 (see the tests).
+The previous closed forms for ``table → tr → td`` (cell–cell, cell–row, row–row as a string
+edit distance of cells) are step 2 on trees of depth 2; step 2 is what carries them to the
+``thead``/``tbody`` level and to the elements under a ``th``. Aligning rows and then cells
+("nested DP") is not exact: the tree edit distance may delete a ``tr`` (or a ``tbody``) and
+move its children into a neighbour, or rename a ``tr`` into a ``td``. Gold rows ``[a] [] [b]``
+against one predicted row ``[a X b]`` cost 4 (delete two tr, insert one, rename the empty tr
+into X), while the best row-then-cell alignment costs 5; ``thead[tr] tbody[tr tr]`` against
+``tbody[tr tr tr]`` costs 3 (delete both sections, insert one), not a rebuild of the rows.
 
-Speed: the programme has (|G|)·(|P|) entries, filled one gold node at a time as a numpy vector
-over the prediction's nodes: with unit insertions the running term min(FD(p, q−1) + 1, ·) is a
-prefix minimum, FD(p, q) = q + min_{q' ≤ q}(B(q') − q'). Subtree distances come in blocks of
-gold rows: one rapidfuzz ``cdist`` for the cell distances and every row-vs-row edit distance at
-once (a DP over the gold row's cells, vectorised across all predicted rows). Identical tables
-short-cut to 1. A deadline (``time.perf_counter()`` value) is checked after every gold row;
-:func:`timed_teds` falls back to :func:`approximate_teds` (a lower bound) when it passes.
+The programme: gold nodes are taken in postorder. Every gold node p with children runs the
+forest programme of step 1 over F_p against F_q of *every* predicted node q at once; when the
+walk reaches a gold node i, each of i's ancestors advances its programme by one row, which
+needs only TD(i, ·) and the ancestor's row at l(i) − 1 (the previous row for a leaf; for an
+inner node, the rows saved when its leftmost leaf was reached). When the walk reaches p
+itself, its programme is complete: A(p, q) is the last column of q's part, and step 2 gives
+TD(p, ·) from it, from a running minimum over p's children, and over the predicted nodes by
+increasing height (TD(p, d) of q's children first). Gold node i advances depth(i) programmes,
+each over Σ_q |F_q| entries (a predicted node counts once per ancestor), so the work is about
+depth(G) · depth(P) · |G| · |P| operations, in |G| vectorised steps.
+
+Speed: each step is a few numpy operations on 2-D arrays: the predicted forests F_q side by
+side, in buckets of similar size (padding under half); unit insertions make the running term
+min(FD(i, t−1) + 1, ·) a prefix minimum, FD(i, t) = t + min_{t' ≤ t}(B(t') − t'). Content
+distances come from rapidfuzz ``cdist`` over blocks of gold cells (each tag token stands as one
+private-use character). Identical trees short-cut to 0. A deadline (``time.perf_counter()``
+value) is checked after every gold node; :func:`timed_teds` falls back to
+:func:`approximate_teds` (a lower bound) when it passes.
 """
 
 from __future__ import annotations

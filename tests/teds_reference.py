@@ -422,9 +422,11 @@ def render_official(rng: random.Random, spec: Spec, header_rows: int = 0) -> str
     return "<table>" + rng.choice(["", "\n"]).join(head + body) + "</table>"
 
 
-def random_official_pair(rng: random.Random, rows: int, cols: int) -> tuple[str, str]:
+def random_official_pair(
+    rng: random.Random, rows: int, cols: int, merge: float = 0.2
+) -> tuple[str, str]:
     """A gold table and a mutated prediction, each rendered with its own random markup."""
-    spec = random_spec(rng, rows, cols, 0.2)
+    spec = random_spec(rng, rows, cols, merge)
     header_rows = rng.choice([0, 1, 1, 2]) if rows > 2 else 0
     pred = mutate(rng, spec) if rng.random() < 0.8 else [list(r) for r in spec]
     pred_header = max(0, header_rows + rng.choice([0, 0, 0, 1, -1]))
