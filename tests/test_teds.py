@@ -135,6 +135,18 @@ def test_markdown_maps_to_thead_th_and_tbody() -> None:
     assert [n.tag for n in head_only.tree.children] == ["thead"]
 
 
+def test_the_readme_worked_example() -> None:
+    gold = (
+        "<table><thead><tr><th>Metal</th><th>Yield (%)</th></tr></thead>"
+        "<tbody><tr><td>Pd</td><td><b>92</b></td></tr></tbody></table>"
+    )
+    pred = "<table><tr><td>Metal</td><td>Yield (%)</td></tr><tr><td>Pd</td><td>92</td></tr></table>"
+    assert tree_edit_distance(table(gold), table(pred)) == 4.5
+    assert ours(gold, pred) == 0.5 == ref.official_teds(gold, pred)
+    assert round(ours(gold, pred, True), 3) == 0.556
+    assert ours(gold, pred, normalized=True) == 1.0 == ours(gold, pred, True, normalized=True)
+
+
 def test_the_distance_is_not_a_rows_then_cells_alignment() -> None:
     """Deleting a tr moves its cells up; a tr can be renamed into a td. Aligning rows and then
     cells would give 5 here; the tree edit distance (and apted) gives 4."""
