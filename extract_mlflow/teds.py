@@ -172,17 +172,20 @@ def _postorder(root: Node) -> _Post:
 @dataclass(frozen=True, slots=True)
 class _Bucket:
     """Predicted subtrees of similar size, laid out side by side for the programmes: row s is
-    the forest of subtree ``qs[s]``'s descendants, column t its first t nodes in postorder."""
+    the forest of subtree ``qs[s]``'s descendants, column t its first t nodes in postorder.
+    The programmes keep FD − t (the column number), which turns unit insertions into a prefix
+    minimum."""
 
     qs: IntArray  # (m,) the subtree roots
-    nodes: IntArray  # (m, w): the node of column t + 1 (padding: any node)
-    lookup: IntArray  # (m, w): the column of l(node) − 1 within the row
     ends: IntArray  # (m,): the last column (all descendants)
-    pos: FloatArray  # (w + 1,): column numbers
+    width: int  # w: the longest forest
+    nodes: IntArray  # (m·w,): the node of column t + 1 (padding: any node)
+    lookup: IntArray  # (m·w,): flat index of the column of l(node) − 1, in a (m, w + 1) row
+    shift: FloatArray  # (m, w): that column's number minus t + 1
 
     @property
     def shape(self) -> tuple[int, int]:
-        return len(self.qs), len(self.pos)
+        return len(self.qs), self.width + 1
 
 
 def _buckets(t: _Post) -> list[_Bucket]:
@@ -204,7 +207,10 @@ def _buckets(t: _Post) -> list[_Bucket]:
         cols = np.arange(w, dtype=np.int64)
         first = t.lml[qs][:, None]
         nodes = np.where(cols[None, :] < widths[:, None], first + cols[None, :], first)
-        out.append(_Bucket(qs, nodes, t.lml[nodes] - first, widths, np.arange(w + 1.0)))
+        lookup = t.lml[nodes] - first
+        flat = np.arange(len(qs), dtype=np.int64)[:, None] * (w + 1) + lookup
+        shift = (lookup - cols[None, :] - 1).astype(np.float64)
+        out.append(_Bucket(qs, widths, w, nodes.ravel(), flat.ravel(), shift))
     return out
 
 
@@ -336,8 +342,8 @@ class _Programme:
         opened = False
         while a >= 0 and gold.lml[a] == leaf:
             row = int(gold.depth[a])
-            for state, bucket in zip(self.state, self.buckets, strict=True):
-                state[row] = bucket.pos
+            for state in self.state:
+                state[row] = 0.0
             self.best_child[row] = np.inf
             opened = True
             a = int(gold.parent[a])
@@ -355,7 +361,7 @@ class _Programme:
         row, forest = int(gold.depth[i]), float(gold.size[i] - 1)
         a = np.full(len(pred.nodes), forest)
         for state, bucket in zip(self.state, self.buckets, strict=True):
-            a[bucket.qs] = state[row, np.arange(len(bucket.qs)), bucket.ends]
+            a[bucket.qs] = state[row, np.arange(len(bucket.qs)), bucket.ends] + bucket.ends
         td: FloatArray = np.minimum(gamma + a, 1.0 + forest + self.best_child[row])
         levels = self.levels
         for qs, kids, starts in zip(levels.nodes, levels.kids, levels.starts, strict=True):
@@ -371,16 +377,13 @@ class _Programme:
         for k, (state, bucket) in enumerate(zip(self.state, self.buckets, strict=True)):
             cur = state[:depth]
             back = cur if leaf else self.snapshots[-1][k][:depth]
-            m = np.arange(len(bucket.qs))[:, None]
-            new = np.empty_like(cur)
-            new[:, :, 0] = cur[:, :, 0] + 1.0
-            np.minimum(
-                cur[:, :, 1:] + 1.0, back[:, m, bucket.lookup] + td[bucket.nodes], out=new[:, :, 1:]
-            )
-            new -= bucket.pos
-            np.minimum.accumulate(new, axis=2, out=new)
-            new += bucket.pos
-            state[:depth] = new
+            m, w = len(bucket.qs), bucket.width
+            diagonal = np.take(back.reshape(depth, -1), bucket.lookup, axis=1).reshape(depth, m, w)
+            diagonal += td[bucket.nodes].reshape(m, w) + bucket.shift
+            np.minimum(cur[:, :, 1:] + 1.0, diagonal, out=diagonal)
+            cur[:, :, 0] += 1.0
+            cur[:, :, 1:] = diagonal
+            np.minimum.accumulate(cur, axis=2, out=cur)
         parent = int(gold.parent[i])
         self.best_child[depth - 1] = np.minimum(self.best_child[depth - 1], td - gold.size[i])
         if not leaf and (depth == 1 or gold.lml[parent] != gold.lml[i]):
