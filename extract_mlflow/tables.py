@@ -4,7 +4,7 @@ Each table is read twice over, in one parse:
 
 *The element tree* (:attr:`Table.tree`, what the default TEDS scores; the tree the public
 PubTabNet evaluation builds with lxml): every element below ``<table>`` is a :class:`Node` with
-its tag, in document order, comments removed and ``\r``/``\r\n`` read as ``\n``:
+its tag, in document order, comments removed and ``\\r``/``\\r\\n`` read as ``\\n``:
 
 - ``thead``/``tbody``/``tfoot``, ``tr``, ``th``, ``caption`` and any other element are nodes
   whose children are their child elements (the text of a ``th`` is not read; an element inside a
@@ -15,7 +15,9 @@ its tag, in document order, comments removed and ``\r``/``\r\n`` read as ``\n``:
   nodes of the tree but are counted in :attr:`Table.n_elements`;
 - implied ends as an HTML parser recovers them: a ``td``/``th`` closes an open cell, a ``tr`` an
   open row, a section an open section; a ``p`` closes an open ``p``; end tags without an open
-  element are ignored; a table nested in a cell is part of that cell.
+  element are ignored; a table nested in a cell is part of that cell;
+- rows or cells outside any ``<table>`` make one table, as if a ``<table>`` held them (the
+  official evaluation finds no table in such a string and scores it 0).
 
 A Markdown table maps as a Markdown renderer writes it in HTML: the header row is a ``thead``
 row of ``th`` cells, the body rows a ``tbody`` (none without body rows) of ``td`` cells whose
