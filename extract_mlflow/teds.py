@@ -24,7 +24,10 @@ computes the same numbers (the trees are read by :mod:`extract_mlflow.tables`):
   (so ``<td><b>x</b></td>`` counts 2 though it is one node).
 - *No table, empty tables.* An empty string or a document without a table scores 0 (here: a
   predicted table missing from its slot). Two tables with no element below the root make the
-  official code divide by zero; they are equal trees and score 1 here.
+  official code divide by zero; they are equal trees and score 1 here. The official code looks
+  for the table under ``<body>``, so it expects a whole document (``<html><body><table>…``; a
+  bare ``<table>…</table>`` string handed to it directly finds none): each table here scores
+  as it would standing alone in such a document.
 
 The normalised variant (``normalized=True``) scores the tree ``table → tr → td`` of
 :attr:`Table.rows` instead: sections unwrapped, ``th`` read as ``td``, contents the characters
