@@ -267,12 +267,17 @@ class _Element:
 
 
 def _tokens(items: list[str | _Element], out: list[str]) -> int:
-    """Append the content tokens of ``items`` to ``out``; return how many elements they hold."""
+    """Append the content tokens of ``items`` to ``out``; return how many elements they hold.
+    Text right after a ``td`` (in a table nested in the cell) is left out, as the reference
+    evaluation leaves it out."""
     count = 0
+    after_td = False  # the reference evaluation drops the text that follows a nested td
     for item in items:
         if isinstance(item, str):
-            out.extend(item)
+            if not after_td:
+                out.extend(item)
             continue
+        after_td = item.tag == "td"
         out.append(f"<{item.tag}>")
         count += 1 + _tokens(item.items, out)
         if item.tag != "unk":  # the PubTabNet token for an unknown cell closes nothing

@@ -10,9 +10,10 @@ Both are written independently of ``extract_mlflow.tables``/``teds``.
   a child of ``body`` (none: no table);
 - every element below the table is a node with its tag; a ``td`` is a leaf carrying colspan
   and rowspan (``int`` of the attribute, 1 when missing; unreadable → 1 here, an error there)
-  and its content: the characters of its text and of every descendant's text and tail, with
-  ``<tag>`` and ``</tag>`` tokens around each descendant element (white space kept); any other
-  element (``th`` too) carries no content and has its child elements as children;
+  and its content: the characters of its text and of every descendant's text and tail (but
+  for the tail of a nested td), with ``<tag>`` and ``</tag>`` tokens around each descendant
+  element (white space kept); any other element (``th`` too) carries no content and has its
+  child elements as children;
 - insertion and deletion cost 1; renaming costs 1 when tags, colspans or rowspans differ (only
   td carry spans), otherwise between two td the Levenshtein distance of the token lists divided
   by the longer length when either is non-empty, and 0 in every other case (TEDS-S: td
@@ -186,7 +187,8 @@ def _content(td: Any) -> list[str]:
         tokens.extend(_content(child))
         if child.tag != "unk":
             tokens.append(f"</{child.tag}>")
-        tokens.extend(child.tail or "")
+        if child.tag != "td":  # the text after a (nested) td is not read
+            tokens.extend(child.tail or "")
     return tokens
 
 

@@ -239,6 +239,7 @@ def test_the_element_tree_is_the_one_lxml_reads(seed: int) -> None:
         "<table><tr><td>a\r\nb\rc</td><td colspan=0>x</td><td colspan=' 2 '>y</td></tr></table>",
         "<table><tr><td>a<!-- note -->b</td><th>q<br>r<i>s</i></th></tr></table>",
         "<table><tr><td><table><tr><td>n</td></tr></table>t</td></tr></table>",  # nested
+        "<table><tr><td>a<table><tr><td>n</td> x<td>m</td></tr></table>t</td></tr></table>",
         "<table><thead><tr><td>q<td>r</thead><tr><td>z</table>",
         "<table></table>",
     ],
