@@ -14,7 +14,8 @@ its tag, in document order, comments removed and ``\\r``/``\\r\\n`` read as ``\\
   an opening and a closing token (``<b>``, ``</b>``; entities decoded); those elements are no
   nodes of the tree but are counted in :attr:`Table.n_elements`;
 - implied ends as an HTML parser recovers them: a ``td``/``th`` closes an open cell, a ``tr`` an
-  open row, a section an open section; a ``p`` closes an open ``p``; end tags without an open
+  open row, a section an open section; a block (``div``, ``p``, ``ul``, …) closes an open
+  ``p``, an ``li`` an open ``li`` (as ``dt``/``dd``, ``option``); end tags without an open
   element are ignored; a table nested in a cell is part of that cell;
 - rows or cells outside any ``<table>`` make one table, as if a ``<table>`` held them (the
   official evaluation finds no table in such a string and scores it 0).
@@ -63,6 +64,16 @@ VOID_ELEMENTS = frozenset(
 )  # fmt: skip
 SECTION_TAGS = frozenset({"thead", "tbody", "tfoot"})
 _CELL_TAGS = frozenset({"td", "th"})
+_BLOCKS = ("address", "blockquote", "div", "dl", "fieldset", "form", "h1", "h2", "h3", "h4",
+           "h5", "h6", "hr", "ol", "p", "pre", "table", "ul")  # fmt: skip
+# an open element (the key's values) that a start tag (the key) closes, as HTML parsers do
+_CLOSED_BY: dict[str, frozenset[str]] = {
+    **{tag: frozenset({"p"}) for tag in _BLOCKS},
+    "li": frozenset({"li"}),
+    "dt": frozenset({"dt", "dd"}),
+    "dd": frozenset({"dt", "dd"}),
+    "option": frozenset({"option"}),
+}
 MAX_COLSPAN = 1000
 MAX_ROWSPAN = 65534
 _HTML_TABLE = re.compile(r"<\s*(table|tr|td|th)\b", re.IGNORECASE)
@@ -323,7 +334,7 @@ class _Dom:
             self._pop_to({"tr"}, _CELL_TAGS)
         elif tag in SECTION_TAGS:
             self._pop_to(SECTION_TAGS, {"tr"}, _CELL_TAGS)
-        elif tag == "p" and self.stack[-1].tag == "p":
+        elif self.stack[-1].tag in _CLOSED_BY.get(tag, ()):
             self.stack.pop()
         element = _Element(tag, dict(attrs))
         self.stack[-1].items.append(element)

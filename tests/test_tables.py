@@ -241,6 +241,8 @@ def test_the_element_tree_is_the_one_lxml_reads(seed: int) -> None:
         "<table><tr><td><table><tr><td>n</td></tr></table>t</td></tr></table>",  # nested
         "<table><tr><td>a<table><tr><td>n</td> x<td>m</td></tr></table>t</td></tr></table>",
         "<table><thead><tr><td>q<td>r</thead><tr><td>z</table>",
+        "<table><tr><td>a<ul><li>x<li>y</ul><p>b<div>c</div></td></tr></table>",  # auto-closing
+        "<table><tr><td><dl><dt>a<dd>b<dt>c</dl><select><option>a<option>b</select></td></tr>",
         "<table></table>",
     ],
 )
