@@ -155,6 +155,9 @@ class StructureConfig(BaseModel):
     boundary_window: float = Field(default=0.0, ge=0, strict=True)
     anls_threshold: float = Field(default=0.5, gt=0, le=1, strict=True)
     teds_time_budget_s: float = Field(default=10.0, gt=0, strict=True)
+    teds: Literal["official", "normalized"] = "official"
+    """TEDS definition: the public PubTabNet evaluation's (``teds``, ``teds_s``), or the
+    normalised variant (``teds_normalized``, ``teds_s_normalized``)."""
     slice_by: tuple[str, ...] = ()
     max_slices: int = Field(default=20, ge=1, strict=True)
     numeric_bins: int = Field(default=5, ge=2, strict=True)

@@ -13,9 +13,12 @@ windows that the token index proposes rather than on the whole document:
 2. the ``CANDIDATES`` best-voted diagonals give token windows (the value's length plus half of
    it on each side); partial_ratio_alignment runs on the text of each window;
 3. the best window's alignment is snapped to the tokens it covers (an edge token when at least
-   half of it is covered), and each end may move by up to ``REACH`` tokens where that raises
-   the token Dice score with the value (the alignment is only as long as the value in
-   characters, so it can cut a word off a longer phrase): that is the *span*, reported with
+   half of it is covered), and each end may move by up to ``REACH`` tokens, or as many as the
+   value has (at most ``MAX_REACH``), where that raises the token Dice score with the value
+   (the alignment is only as long as the value in characters, so it can cut a word off a
+   longer phrase, or keep only the end of a phrase the value compressed: "The board meets
+   quarterly" aligns first with "meets quarterly" of "The board of directors meets
+   quarterly", and the refinement takes in the whole phrase): that is the *span*, reported with
    its character offsets in the normalised source text and the alignment (partial ratio)
    score, 0..1, that grounding compares with the threshold.
 
@@ -59,7 +62,10 @@ CANDIDATES = 3
 VOTERS = 8
 """How many of a value's tokens (the rarest in the source) vote for candidate windows."""
 REACH = 2
-"""How many tokens each end of an aligned span may move by to cover the value better."""
+"""How many tokens each end of an aligned span may move by to cover the value better, at least;
+a longer value may move them by its own length in tokens, up to ``MAX_REACH``."""
+MAX_REACH = 16
+"""The most tokens an end of a span may move by (the refinement is quadratic in the reach)."""
 
 # A number as documents print it: not glued to a word, a date or a code on its left ("A4",
 # "2026-03-14" give no 4 and no 3/14), optional sign and currency, grouping by , . or '
@@ -156,7 +162,8 @@ def _snap(index: SourceIndex, start: int, end: int) -> tuple[int, int]:
 
 
 def _refine(index: SourceIndex, ids: Sequence[int], folded: bool, first: int, last: int) -> Span:
-    """Move each end of the span by up to ``REACH`` tokens to maximise the token Dice score
+    """Move each end of the span by up to ``REACH`` tokens (or the value's length, at most
+    ``MAX_REACH``) to maximise the token Dice score
     2·|span ∩ value| / (|span| + |value|) (multisets of token ids, case-folded or not; the
     smallest move wins ties): the partial alignment is as long as the value in characters, so
     it can cut a word off the matching phrase or take in a neighbour."""
@@ -164,16 +171,17 @@ def _refine(index: SourceIndex, ids: Sequence[int], folded: bool, first: int, la
     want: dict[int, int] = {}
     for t in ids:
         want[t] = want.get(t, 0) + 1
+    reach = min(max(REACH, len(ids)), MAX_REACH)
     best = (-1.0, 0, first, last)
-    for a in range(max(0, first - REACH), min(first + REACH, last) + 1):
+    for a in range(max(0, first - reach), min(first + reach, last) + 1):
         have: dict[int, int] = {}
         common = 0
-        for b in range(a, min(len(src), last + REACH + 1)):
+        for b in range(a, min(len(src), last + reach + 1)):
             t = src[b]
             c = have.get(t, 0)
             common += c < want.get(t, 0)
             have[t] = c + 1
-            if b >= last - REACH:
+            if b >= last - reach:
                 dice = 2 * common / (b - a + 1 + len(ids))
                 moved = abs(a - first) + abs(b - last)
                 if dice > best[0] or (dice == best[0] and moved < best[1]):

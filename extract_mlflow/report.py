@@ -284,9 +284,13 @@ class Report:
         return [d for d in ranked if d.counts.fp + d.counts.fn > 0]
 
     def signature(self) -> str:
-        """What makes two evaluations comparable: scorer version, config and gold digests."""
+        """What makes two evaluations comparable: scorer version, config and gold digests (and
+        the TEDS definition when structure metrics are computed)."""
         gold = (self.gold_digest or "rows")[:16]
-        return f"extract_mlflow:{self.scorer_version}|config:{self.config.digest()}|gold:{gold}"
+        out = f"extract_mlflow:{self.scorer_version}|config:{self.config.digest()}|gold:{gold}"
+        if self.structure is not None:
+            out += f"|teds:{self.config.structure.teds}"
+        return out
 
     def metrics(self) -> dict[str, float]:
         """The flat metric dict logged to MLflow (DESIGN.md keys); n/a scores are left out."""

@@ -12,6 +12,8 @@ headline value is Σ numerators / Σ denominators over the documents whose denom
 metric              numerator                         denominator
 ==================  ================================  ===================================
 teds, teds_s        Σ table-slot scores               table slots (max(#gold, #pred))
+teds_normalized     Σ table-slot scores (normalised)  table slots
+teds_s_normalized   Σ table-slot scores (normalised)  table slots
 header_association  gold columns associated           gold columns
 reading_order       ROAcc                             1 (a document with blocks)
 kendall_tau         tau                               1 (≥ 2 common blocks)
@@ -20,6 +22,10 @@ boundary_precision  TP                                TP + FP
 boundary_recall     TP                                TP + FN
 boundary_f1         2·TP                              2·TP + FP + FN
 ==================  ================================  ===================================
+
+With ``[structure] teds = "normalized"`` the tables score the normalised variant under its own
+keys (``teds_normalized``, ``teds_s_normalized``) and ``teds``/``teds_s`` are not computed, so
+the two definitions never share a key.
 
 So ``teds`` is the mean over tables, ``anls`` the mean over gold regions, ``reading_order`` and
 ``kendall_tau`` means over documents, and the boundary scores micro-averaged.
@@ -69,6 +75,8 @@ log = logging.getLogger(__name__)
 METRICS: tuple[str, ...] = (
     "teds",
     "teds_s",
+    "teds_normalized",
+    "teds_s_normalized",
     "header_association",
     "reading_order",
     "kendall_tau",
@@ -129,9 +137,10 @@ def _table_stats(tables: list[TableScore] | None) -> dict[str, tuple[float, floa
     if tables is None:
         return {}
     slots = float(len(tables))
+    suffix = "_normalized" if any(t.normalized for t in tables) else ""
     return {
-        "teds": (sum(t.teds for t in tables), slots),
-        "teds_s": (sum(t.teds_s for t in tables), slots),
+        f"teds{suffix}": (sum(t.teds for t in tables), slots),
+        f"teds_s{suffix}": (sum(t.teds_s for t in tables), slots),
         "header_association": (
             float(sum(t.header_matched for t in tables)),
             float(sum(t.header_columns for t in tables)),
@@ -188,7 +197,9 @@ def _budget_notes(doc_id: str, scores: list[TableScore], budget: float) -> list[
 def _tables(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConfig) -> None:
     key = config.tables_key
     g, p = _read(doc.id, key, parse_tables, gold, pred, doc.notes)
-    doc.tables = score_tables(g, p, budget_s=config.teds_time_budget_s)
+    doc.tables = score_tables(
+        g, p, budget_s=config.teds_time_budget_s, normalized=config.teds == "normalized"
+    )
     doc.notes.extend(_budget_notes(doc.id, doc.tables, config.teds_time_budget_s))
 
 

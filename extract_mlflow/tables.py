@@ -1,6 +1,33 @@
-"""Tables as normalised trees: HTML (stdlib ``html.parser``) and Markdown pipe tables. Pure.
+"""Tables as trees: HTML (stdlib ``html.parser``) and Markdown pipe tables. Pure.
 
-Every table becomes the PubTabNet tree ``table → tr → td``:
+Each table is read twice over, in one parse:
+
+*The element tree* (:attr:`Table.tree`, what the default TEDS scores; the tree the public
+PubTabNet evaluation builds with lxml): every element below ``<table>`` is a :class:`Node` with
+its tag, in document order, comments removed and ``\\r``/``\\r\\n`` read as ``\\n``:
+
+- ``thead``/``tbody``/``tfoot``, ``tr``, ``th``, ``caption`` and any other element are nodes
+  whose children are their child elements (the text of a ``th`` is not read; an element inside a
+  ``th`` is a node);
+- a ``td`` is a leaf with its ``colspan``/``rowspan`` (an integer as written, else 1) and its
+  content tokens: the characters of its text, white space kept, with every element inside it as
+  an opening and a closing token (``<b>``, ``</b>``; entities decoded); those elements are no
+  nodes of the tree but are counted in :attr:`Table.n_elements`;
+- implied ends as an HTML parser recovers them: a ``td``/``th`` closes an open cell, a ``tr`` an
+  open row, a section an open section; a block (``div``, ``p``, ``ul``, …) closes an open
+  ``p``, an ``li`` an open ``li`` (as ``dt``/``dd``, ``option``); end tags without an open
+  element are ignored; a table nested in a cell is part of that cell;
+- rows or cells outside any ``<table>`` make one table, as if a ``<table>`` held them (the
+  official evaluation finds no table in such a string and scores it 0).
+
+A Markdown table maps as a Markdown renderer writes it in HTML: the header row is a ``thead``
+row of ``th`` cells, the body rows a ``tbody`` (none without body rows) of ``td`` cells whose
+content is the cell's text, trimmed, ``\\|`` read as ``|``, entities decoded and inline HTML
+(``<br>``, ``<b>``) read as elements (Markdown emphasis such as ``**x**`` is not rendered: its
+characters are content).
+
+*The normalised tree* (:attr:`Table.rows`, for ``[structure] teds = "normalized"``, header
+association and the grid) ``table → tr → td``:
 
 - rows are the ``<tr>`` elements of the table in document order; ``<thead>``, ``<tbody>`` and
   ``<tfoot>`` are unwrapped; ``<caption>``, ``<colgroup>`` and anything outside a cell are
@@ -31,6 +58,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+VOID_ELEMENTS = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+     "source", "track", "wbr"}
+)  # fmt: skip
+SECTION_TAGS = frozenset({"thead", "tbody", "tfoot"})
+_CELL_TAGS = frozenset({"td", "th"})
+_BLOCKS = ("address", "blockquote", "div", "dl", "fieldset", "form", "h1", "h2", "h3", "h4",
+           "h5", "h6", "hr", "ol", "p", "pre", "table", "ul")  # fmt: skip
+# an open element (the key's values) that a start tag (the key) closes, as HTML parsers do
+_CLOSED_BY: dict[str, frozenset[str]] = {
+    **{tag: frozenset({"p"}) for tag in _BLOCKS},
+    "li": frozenset({"li"}),
+    "dt": frozenset({"dt", "dd"}),
+    "dd": frozenset({"dt", "dd"}),
+    "option": frozenset({"option"}),
+}
 MAX_COLSPAN = 1000
 MAX_ROWSPAN = 65534
 _HTML_TABLE = re.compile(r"<\s*(table|tr|td|th)\b", re.IGNORECASE)
@@ -60,6 +103,24 @@ def read_span(value: str | None, cap: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Node:
+    """One element of a table's element tree (see the module docstring). ``colspan``,
+    ``rowspan`` and ``tokens`` are read for ``td`` only; ``hidden`` counts the elements inside a
+    ``td`` (content tokens, not nodes)."""
+
+    tag: str
+    colspan: int = 1
+    rowspan: int = 1
+    tokens: tuple[str, ...] = ()
+    children: tuple[Node, ...] = ()
+    hidden: int = 0
+
+    def elements(self) -> int:
+        """Elements below this one (its descendants, with those inside a ``td``)."""
+        return sum(1 + c.hidden + c.elements() for c in self.children)
+
+
+@dataclass(frozen=True, slots=True)
 class Cell:
     """One ``td`` node: its normalised text and spans; ``header`` is not part of the label."""
 
@@ -79,14 +140,22 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """One table as the tree ``table → tr → td``. Equality compares the tree only."""
+    """One table: its normalised tree ``table → tr → td`` (``rows``) and its element tree
+    (``tree``). Equality compares the normalised tree only."""
 
     rows: tuple[Row, ...] = ()
+    tree: Node = field(default=Node("table"), compare=False)
 
     @property
     def n_nodes(self) -> int:
-        """Nodes of the tree: the table, its rows and their cells."""
+        """Nodes of the normalised tree: the table, its rows and their cells."""
         return 1 + len(self.rows) + sum(len(r.cells) for r in self.rows)
+
+    @property
+    def n_elements(self) -> int:
+        """Elements below ``<table>`` in the element tree (inside cells too): the size that
+        the default TEDS divides by."""
+        return self.tree.elements()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -185,6 +254,105 @@ class _Builder:
         return Table(tuple(self.rows))
 
 
+@dataclass
+class _Element:
+    """An element of the table being read: its tag, attributes and content in order."""
+
+    tag: str
+    attrs: dict[str, str | None] = field(default_factory=dict)
+    items: list[str | _Element] = field(default_factory=list)
+
+    def node(self) -> Node:
+        if self.tag != "td":
+            children = (i.node() for i in self.items if isinstance(i, _Element))
+            return Node(self.tag, children=tuple(children))
+        tokens: list[str] = []
+        hidden = _tokens(self.items, tokens)
+        return Node(
+            "td",
+            _official_span(self.attrs.get("colspan")),
+            _official_span(self.attrs.get("rowspan")),
+            tuple(tokens),
+            hidden=hidden,
+        )
+
+
+def _tokens(items: list[str | _Element], out: list[str]) -> int:
+    """Append the content tokens of ``items`` to ``out``; return how many elements they hold.
+    Text right after a ``td`` (in a table nested in the cell) is left out, as the reference
+    evaluation leaves it out."""
+    count = 0
+    after_td = False  # the reference evaluation drops the text that follows a nested td
+    for item in items:
+        if isinstance(item, str):
+            if not after_td:
+                out.extend(item)
+            continue
+        after_td = item.tag == "td"
+        out.append(f"<{item.tag}>")
+        count += 1 + _tokens(item.items, out)
+        if item.tag != "unk":  # the PubTabNet token for an unknown cell closes nothing
+            out.append(f"</{item.tag}>")
+    return count
+
+
+def _official_span(value: str | None) -> int:
+    """A span as the reference evaluation reads it: the integer written (0 and negatives kept),
+    1 when missing or not an integer."""
+    try:
+        return int((value or "1").strip())
+    except ValueError:
+        return 1
+
+
+class _Dom:
+    """The element tree of one table, built with an HTML parser's recovery rules (see the
+    module docstring)."""
+
+    def __init__(self) -> None:
+        self.root = _Element("table")
+        self.stack: list[_Element] = [self.root]
+
+    def _scope(self) -> int:
+        """Index in the stack of the innermost open table."""
+        return max(i for i, e in enumerate(self.stack) if e.tag == "table")
+
+    def _pop_to(self, *groups: frozenset[str] | set[str]) -> None:
+        """Close the innermost open element of the first group that has one open within the
+        innermost table, with everything opened after it (nothing when none is open)."""
+        scope = self._scope()
+        for tags in groups:
+            for i in range(len(self.stack) - 1, scope, -1):
+                if self.stack[i].tag in tags:
+                    del self.stack[i:]
+                    return
+
+    def start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("td", "th"):
+            self._pop_to(_CELL_TAGS)
+        elif tag == "tr":
+            self._pop_to({"tr"}, _CELL_TAGS)
+        elif tag in SECTION_TAGS:
+            self._pop_to(SECTION_TAGS, {"tr"}, _CELL_TAGS)
+        elif self.stack[-1].tag in _CLOSED_BY.get(tag, ()):
+            self.stack.pop()
+        element = _Element(tag, dict(attrs))
+        self.stack[-1].items.append(element)
+        if tag not in VOID_ELEMENTS:
+            self.stack.append(element)
+
+    def end(self, tag: str) -> None:
+        if tag == "table":
+            scope = self._scope()
+            if scope > 0:
+                del self.stack[scope:]
+            return
+        self._pop_to({tag})
+
+    def data(self, text: str) -> None:
+        self.stack[-1].items.append(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 class _TableParser(HTMLParser):
     """Collects the top-level tables of an HTML string (see the module docstring)."""
 
@@ -192,10 +360,27 @@ class _TableParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tables: list[Table] = []
         self.current: _Builder | None = None
+        self.dom = _Dom()
         self.depth = 0  # nesting of <table> inside the current table
         self.in_head = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        opens = self.current is None and tag == "table"
+        self._read_start(tag, attrs)
+        if self.current is not None and not opens:
+            self.dom.start(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.current is not None:
+            self.dom.end(tag)
+        self._read_end(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self.current is not None:
+            self.dom.data(data)
+        self._add_text(data)
+
+    def _read_start(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.depth > 1 or (self.depth == 1 and tag == "table"):
             self._nested_start(tag)
         elif tag == "table":
@@ -215,7 +400,7 @@ class _TableParser(HTMLParser):
         elif tag in _BREAK_TAGS:
             self._add_text(" ")
 
-    def handle_endtag(self, tag: str) -> None:
+    def _read_end(self, tag: str) -> None:
         if self.depth > 1:
             if tag == "table":
                 self.depth -= 1
@@ -232,9 +417,6 @@ class _TableParser(HTMLParser):
             self.in_head = False
         elif tag in _BREAK_TAGS:
             self._add_text(" ")
-
-    def handle_data(self, data: str) -> None:
-        self._add_text(data)
 
     def close(self) -> None:
         super().close()
@@ -254,15 +436,18 @@ class _TableParser(HTMLParser):
         if self.current is not None:  # an implicit table ends where a real one starts
             self._end_table()
         self.current, self.depth, self.in_head = _Builder(), 1, False
+        self.dom = _Dom()
 
     def _ensure_table(self) -> _Builder:
         if self.current is None:  # rows or cells outside any <table>: one bare table
             self.current, self.depth = _Builder(), 1
+            self.dom = _Dom()
         return self.current
 
     def _end_table(self) -> None:
         if self.current is not None:
-            self.tables.append(self.current.finish())
+            table = self.current.finish()
+            self.tables.append(Table(table.rows, self.dom.root.node()))
         self.current, self.depth, self.in_head = None, 0, False
 
 
@@ -313,6 +498,7 @@ def _markdown_table(lines: list[str], start: int) -> tuple[Table | None, int]:
     if not _is_delimiter(split_pipe_row(lines[start + 1]), len(head)):
         return None, start + 1
     rows = [Row(tuple(_markdown_cell(c, True) for c in head), header=True)]
+    body: list[list[str]] = []
     i = start + 2
     while i < len(lines) and lines[i].strip():
         raw = split_pipe_row(lines[i])
@@ -320,8 +506,26 @@ def _markdown_table(lines: list[str], start: int) -> tuple[Table | None, int]:
             break
         raw = (raw + [""] * len(head))[: len(head)]
         rows.append(Row(tuple(_markdown_cell(c, False) for c in raw)))
+        body.append(raw)
         i += 1
-    return Table(tuple(rows)), i
+    return Table(tuple(rows), _markdown_tree(head, body)), i
+
+
+def _markdown_tree(head: list[str], body: list[list[str]]) -> Node:
+    """The element tree of a Markdown table, as a Markdown renderer writes it in HTML."""
+
+    def row(cells: list[str], tag: str) -> str:
+        return "<tr>" + "".join(f"<{tag}>{_markdown_html(c)}</{tag}>" for c in cells) + "</tr>"
+
+    html_text = "<table><thead>" + row(head, "th") + "</thead>"
+    if body:
+        html_text += "<tbody>" + "".join(row(r, "td") for r in body) + "</tbody>"
+    (table,) = parse_html_tables(html_text + "</table>")
+    return table.tree
+
+
+def _markdown_html(raw: str) -> str:
+    return raw.replace("\\|", "|").strip()
 
 
 def parse_markdown_tables(text: str) -> list[Table]:

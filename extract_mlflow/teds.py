@@ -1,47 +1,90 @@
 """TEDS and TEDS-S (PubTabNet), computed exactly and fast, and header association. Pure.
 
-Definition (Zhong et al. 2020, PubTabNet). A table is the tree ``table → tr → td`` of
-:mod:`extract_mlflow.tables`. Inserting or deleting a node costs 1. Renaming costs 1 when the
-tags, colspans or rowspans differ; between two td with the same spans it costs the normalised
-Levenshtein distance of their contents (TEDS-S: 0). Content is tokenised into characters
-(Unicode code points of the normalised text), and the normalised distance is
-distance / length of the longer content (two empty contents: 0). Then
+Definition: the public PubTabNet evaluation (ibm-aur-nlp/PubTabNet), the one published
+table-recognition results are computed with. Its code parses HTML with lxml (comments removed),
+scores the first ``<table>`` of the document body, and builds the tree as follows; this module
+computes the same numbers (the trees are read by :mod:`extract_mlflow.tables`):
 
-    TEDS(G, P) = 1 − TED(G, P) / max(|G|, |P|)        |T| = nodes of T
+- *Nodes.* The table element is the root and every element below it is a node, by its tag:
+  ``thead``/``tbody``/``tfoot`` (so ``table → thead/tbody → tr → td``), ``tr``, ``td``, ``th``,
+  ``caption``, and any element inside a ``th``. A ``td`` is a leaf: the elements inside it are
+  not nodes.
+- *``th``.* Only ``td`` carries spans and content: a ``th`` is compared by its tag alone (its
+  text is never read; ``th`` against ``td`` is a change of tag), and its child elements (a
+  ``<b>`` around a header) are nodes.
+- *Content of a ``td``.* The token list of its inner HTML: each character of its text, and
+  ``<b>`` … ``</b>`` tokens around each element inside it (an ``unk`` element has no closing
+  token), white space kept: ``<td><b>x</b></td>`` holds three tokens, ``<td> </td>`` one.
+- *Costs.* Inserting or deleting a node costs 1. Renaming costs 1 when the tags differ, or when
+  two ``td`` differ in colspan or rowspan (each read as the integer written, 1 when absent);
+  between two ``td`` with the same spans it is the Levenshtein distance of the token lists over
+  the longer length (0 when both are empty; TEDS-S: always 0); 0 between other equal tags.
+- *Size.* ``TEDS = 1 − TED(G, P) / max(|G|, |P|)`` where ``|T|`` counts the elements below the
+  table element (lxml's ``.//*``): the root is not counted, the elements inside a ``td`` are
+  (so ``<td><b>x</b></td>`` counts 2 though it is one node).
+- *No table, empty tables.* An empty string or a document without a table scores 0 (here: a
+  predicted table missing from its slot). Two tables with no element below the root make the
+  official code divide by zero; they are equal trees and score 1 here. The official code looks
+  for the table under ``<body>``, so it expects a whole document (``<html><body><table>…``; a
+  bare ``<table>…</table>`` string handed to it directly finds none): each table here scores
+  as it would standing alone in such a document.
 
-A prediction without a table scores 0; identical tables score 1.
+The normalised variant (``normalized=True``) scores the tree ``table → tr → td`` of
+:attr:`Table.rows` instead: sections unwrapped, ``th`` read as ``td``, contents the characters
+of the cell text with inline markup removed and white space collapsed, size the nodes of that
+tree (the root included). It ignores differences of markup alone.
 
-Why this is exact (the general ordered tree edit distance, as apted computes it):
+Why the programme below is the exact tree edit distance (any ordered trees, unit insertions
+and deletions, renames costing at most 1). Number each tree's nodes in postorder; l(i) is the
+leftmost leaf under i, T_i the subtree rooted at i and F_i = T_i − i the forest of its
+descendants, whose nodes are the postorder range l(i) .. i−1.
 
-1. *The roots map to each other.* If neither root is in a mapping, adding the pair keeps it
-   valid (each root is an ancestor of every node on its side) and saves 2. If the gold root is
-   mapped to a non-root y, every other mapped prediction node lies under y, so the prediction
-   root is unmapped; mapping the two roots instead keeps the mapping valid and changes the cost
-   by rename(table, table) − rename(table, y) + insert(y) − insert(table) = −rename ≤ 0.
-   Symmetrically for the prediction root. So TED = FD(rows of G, rows of P) + 0.
-2. *Forest recurrence* (Zhang & Shasha 1989). Number each forest's nodes in postorder; F[1..p]
-   is the forest of the first p nodes and l(p) the leftmost leaf under p. For any costs,
-   FD(p, q) = min(FD(p−1, q) + 1, FD(p, q−1) + 1, FD(l(p)−1, l(q)−1) + TD(p, q)),
-   where TD is the distance between the subtrees rooted at p and q.
-3. *Subtree distances here have closed forms* (step 1 applied to the subtrees; a rename across
-   tags costs 1, one insertion): cell–cell δ(c, d) ≤ 1 < 2; cell c vs row s with cells
-   d_1..d_l: l + min(1, min_k δ(c, d_k)) (rename c to s, or map c to one d_k, or delete c);
-   row r with cells c_1..c_k vs cell d: k + min(1, min_j δ(c_j, d)); row vs row: the string
-   edit distance of the two cell sequences (substitution δ, insertion/deletion 1).
+1. *Forest recurrence* (Zhang & Shasha 1989). For forests numbered in postorder, with FD(i, j)
+   the distance between the first i nodes of one and the first j of the other,
+   FD(i, j) = min(FD(i−1, j) + 1, FD(i, j−1) + 1, FD(l(i)−1, l(j)−1) + TD(i, j)),
+   where TD is the distance between the subtrees rooted at i and j. Applied to F_p and F_q it
+   gives A(p, q) = FD(F_p, F_q) from the subtree distances of their nodes.
+2. *Subtree distances.* TD(p, q) = min(γ(p, q) + A(p, q),
+   1 + |F_p| + min over children c of p of (TD(c, q) − |T_c|),
+   1 + |F_q| + min over children d of q of (TD(p, d) − |T_d|)).
+   In a mapping of T_p onto T_q, if both roots are mapped they are mapped to each other (were
+   p mapped to y ≠ q, q would be a proper ancestor of y and could only be mapped to a proper
+   ancestor of p: there is none), and the rest is a mapping of F_p onto F_q: the first term.
+   If p is deleted and q mapped, say to a node of the child subtree T_c, every other mapped
+   node of T_q lies under q, so its image lies in T_c; the other children of p are deleted
+   whole: 1 + (|F_p| − |T_c|) + TD(c, q) at best, which a best mapping of T_c onto T_q
+   attains: the second term. The third is the mirror image. If neither root is mapped, the
+   cost is 2 + A(p, q) or more, never below the first term (γ ≤ 1). For a gold leaf p this is
+   TD(p, q) = |T_q| − 1 + min over x in T_q of γ(p, x): map p to the best node of T_q.
+3. *The whole distance* is TD(gold root, predicted root).
 
-So the programme of step 2 with the values of step 3 *is* the general tree edit distance on
-these trees. Aligning rows and then cells ("nested DP") is not: the tree edit distance may delete
-a ``tr`` and move its cells into a neighbouring row, or rename a ``tr`` into a ``td``. Gold rows
-``[a] [] [b]`` against one predicted row ``[a X b]`` cost 4 (delete two tr, insert one, rename
-the empty tr into X), while the best row-then-cell alignment costs 5 (see the tests).
+The previous closed forms for ``table → tr → td`` (cell–cell, cell–row, row–row as a string
+edit distance of cells) are step 2 on trees of depth 2; step 2 is what carries them to the
+``thead``/``tbody`` level and to the elements under a ``th``. Aligning rows and then cells
+("nested DP") is not exact: the tree edit distance may delete a ``tr`` (or a ``tbody``) and
+move its children into a neighbour, or rename a ``tr`` into a ``td``. Gold rows ``[a] [] [b]``
+against one predicted row ``[a X b]`` cost 4 (delete two tr, insert one, rename the empty tr
+into X), while the best row-then-cell alignment costs 5; ``thead[tr] tbody[tr tr]`` against
+``tbody[tr tr tr]`` costs 3 (delete both sections, insert one), not a rebuild of the rows.
 
-Speed: the programme has (|G|)·(|P|) entries, filled one gold node at a time as a numpy vector
-over the prediction's nodes: with unit insertions the running term min(FD(p, q−1) + 1, ·) is a
-prefix minimum, FD(p, q) = q + min_{q' ≤ q}(B(q') − q'). Subtree distances come in blocks of
-gold rows: one rapidfuzz ``cdist`` for the cell distances and every row-vs-row edit distance at
-once (a DP over the gold row's cells, vectorised across all predicted rows). Identical tables
-short-cut to 1. A deadline (``time.perf_counter()`` value) is checked after every gold row;
-:func:`timed_teds` falls back to :func:`approximate_teds` (a lower bound) when it passes.
+The programme: gold nodes are taken in postorder. Every gold node p with children runs the
+forest programme of step 1 over F_p against F_q of *every* predicted node q at once; when the
+walk reaches a gold node i, each of i's ancestors advances its programme by one row, which
+needs only TD(i, ·) and the ancestor's row at l(i) − 1 (the previous row for a leaf; for an
+inner node, the rows saved when its leftmost leaf was reached). When the walk reaches p
+itself, its programme is complete: A(p, q) is the last column of q's part, and step 2 gives
+TD(p, ·) from it, from a running minimum over p's children, and over the predicted nodes by
+increasing height (TD(p, d) of q's children first). Gold node i advances depth(i) programmes,
+each over Σ_q |F_q| entries (a predicted node counts once per ancestor), so the work is about
+depth(G) · depth(P) · |G| · |P| operations, in |G| vectorised steps.
+
+Speed: each step is a few numpy operations on 2-D arrays: the predicted forests F_q side by
+side, in buckets of similar size (padding under half); unit insertions make the running term
+min(FD(i, t−1) + 1, ·) a prefix minimum, FD(i, t) = t + min_{t' ≤ t}(B(t') − t'). Content
+distances come from rapidfuzz ``cdist`` over blocks of gold cells (each tag token stands as one
+private-use character). Identical trees short-cut to 0. A deadline (``time.perf_counter()``
+value) is checked after every gold node; :func:`timed_teds` falls back to
+:func:`approximate_teds` (a lower bound) when it passes.
 """
 
 from __future__ import annotations
@@ -56,110 +99,215 @@ from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cdist
 
 from .errors import ExtractMlflowError
-from .tables import Cell, Row, Table
+from .tables import SECTION_TAGS, Cell, Node, Table
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-_BLOCK_ELEMENTS = 2_000_000  # floats per block of gold rows (16 MB)
-_MAX_ROW_ELEMENTS = 25_000_000  # floats for a single gold row (200 MB): beyond, no exact TEDS
+_BLOCK_ELEMENTS = 2_000_000  # content distances computed at a time (16 MB)
+_MAX_STATE_ELEMENTS = 25_000_000  # floats of the programmes' state (200 MB): beyond, no exact TEDS
+_PRIVATE_USE = 0x100000  # code points standing for tag tokens in content strings
 
 
 class TedsBudgetExceeded(ExtractMlflowError):
     """The exact TEDS of one table pair did not finish within its time budget."""
 
 
-# -- flattening -----------------------------------------------------------------------------
+# -- trees in postorder ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class _Flat:
-    """A table laid out for the programme: its cells in order and every node's place in the
-    postorder of the row forest (0-based: position q − 1)."""
+class _Post:
+    """A tree in postorder (0-based): each node's leftmost leaf, subtree size, depth, parent
+    (−1 for the root), children and height."""
 
-    texts: list[str]
-    lengths: IntArray  # characters per cell
-    spans: IntArray  # (cells, 2): colspan, rowspan
-    row_len: IntArray  # cells per row
-    row_start: IntArray  # first cell of each row
-    cell_post: IntArray  # postorder position of each cell
-    row_post: IntArray  # postorder position of each row
-    lml_before: IntArray  # l(q) − 1 for q = 1..Q (an index into a programme row)
-    pad: IntArray  # (rows, longest row): cell index of each row's b-th cell (clipped)
-    pad_valid: BoolArray
-
-    @property
-    def size(self) -> int:
-        """Q: nodes of the row forest (the table root excluded)."""
-        return len(self.lml_before)
+    nodes: list[Node]
+    lml: IntArray
+    size: IntArray
+    depth: IntArray
+    parent: IntArray
+    children: list[list[int]]
+    height: IntArray
 
 
-def _flatten(table: Table) -> _Flat:
-    cells = [c for r in table.rows for c in r.cells]
-    row_len = np.array([len(r.cells) for r in table.rows], dtype=np.int64)
-    row_start = np.cumsum(row_len) - row_len
-    cell_post, row_post, lml_before = [], [], []
-    q = 0
-    for length in row_len.tolist():
-        first = q
-        for _ in range(length):
-            cell_post.append(q)
-            lml_before.append(q)
-            q += 1
-        row_post.append(q)
-        lml_before.append(first)
-        q += 1
-    longest = int(row_len.max()) if len(row_len) else 0
-    offsets = np.arange(longest, dtype=np.int64)
-    pad_valid = offsets[None, :] < row_len[:, None]
-    pad = np.minimum(row_start[:, None] + offsets[None, :], max(len(cells) - 1, 0))
-    return _Flat(
-        texts=[c.text for c in cells],
-        lengths=np.array([len(c.text) for c in cells], dtype=np.int64),
-        spans=np.array([(c.colspan, c.rowspan) for c in cells], dtype=np.int64).reshape(-1, 2),
-        row_len=row_len,
-        row_start=row_start,
-        cell_post=np.array(cell_post, dtype=np.int64),
-        row_post=np.array(row_post, dtype=np.int64),
-        lml_before=np.array(lml_before, dtype=np.int64),
-        pad=pad.astype(np.int64),
-        pad_valid=pad_valid,
+def _postorder(root: Node) -> _Post:
+    nodes: list[Node] = []
+    lml: list[int] = []
+    size: list[int] = []
+    depth: list[int] = []
+    height: list[int] = []
+    children: list[list[int]] = []
+    stack: list[tuple[Node, int, list[int]]] = [(root, 0, [])]
+    iters = [iter(root.children)]
+    while stack:
+        child = next(iters[-1], None)
+        if child is not None:
+            stack.append((child, stack[-1][1] + 1, []))
+            iters.append(iter(child.children))
+            continue
+        node, d, kids = stack.pop()
+        iters.pop()
+        i = len(nodes)
+        nodes.append(node)
+        depth.append(d)
+        children.append(kids)
+        lml.append(lml[kids[0]] if kids else i)
+        size.append(1 + sum(size[k] for k in kids))
+        height.append(1 + max(height[k] for k in kids) if kids else 0)
+        if stack:
+            stack[-1][2].append(i)
+    parent = np.full(len(nodes), -1, dtype=np.int64)
+    for i, kids in enumerate(children):
+        parent[kids] = i
+    as_int = np.array
+    return _Post(
+        nodes,
+        as_int(lml, dtype=np.int64),
+        as_int(size, dtype=np.int64),
+        as_int(depth, dtype=np.int64),
+        parent,
+        children,
+        as_int(height, dtype=np.int64),
     )
 
 
-# -- subtree distances ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Bucket:
+    """Predicted subtrees of similar size, laid out side by side for the programmes: row s is
+    the forest of subtree ``qs[s]``'s descendants, column t its first t nodes in postorder.
+    The programmes keep FD − t (the column number), which turns unit insertions into a prefix
+    minimum."""
+
+    qs: IntArray  # (m,) the subtree roots
+    ends: IntArray  # (m,): the last column (all descendants)
+    width: int  # w: the longest forest
+    nodes: IntArray  # (m·w,): the node of column t + 1 (padding: any node)
+    lookup: IntArray  # (m·w,): flat index of the column of l(node) − 1, in a (m, w + 1) row
+    shift: FloatArray  # (m, w): that column's number minus t + 1
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.qs), self.width + 1
 
 
-def cell_costs(
-    texts_a: Sequence[str],
-    spans_a: IntArray,
-    texts_b: Sequence[str],
-    spans_b: IntArray,
-    structure_only: bool = False,
-) -> FloatArray:
-    """Rename costs between two lists of cells: 1 where the spans differ, else the normalised
-    Levenshtein distance of the texts (0 for structure only)."""
-    differ = (spans_a[:, None, :] != spans_b[None, :, :]).any(axis=-1)
-    if structure_only or not len(texts_a) or not len(texts_b):
-        return np.asarray(differ, dtype=np.float64)
-    dist = cdist(list(texts_a), list(texts_b), scorer=Levenshtein.distance, dtype=np.int64)
-    len_a = np.array([len(t) for t in texts_a], dtype=np.int64)
-    len_b = np.array([len(t) for t in texts_b], dtype=np.int64)
-    longest = np.maximum(len_a[:, None], len_b[None, :])
-    out = np.zeros(differ.shape, dtype=np.float64)
-    np.divide(dist, longest, out=out, where=longest > 0)
-    out[differ] = 1.0
+def _buckets(t: _Post) -> list[_Bucket]:
+    """The predicted tree's inner nodes grouped so that sizes within a group differ by at most
+    a factor of 2 (padding stays below half of each group)."""
+    inner = sorted((int(t.size[q]) - 1, q) for q in range(len(t.nodes)) if t.children[q])
+    groups: list[list[int]] = []
+    low = 0
+    for forest, q in inner:
+        if not groups or forest > 2 * low:
+            groups.append([])
+            low = forest
+        groups[-1].append(q)
+    out = []
+    for group in groups:
+        qs = np.array(group, dtype=np.int64)
+        widths = t.size[qs] - 1
+        w = int(widths.max())
+        cols = np.arange(w, dtype=np.int64)
+        first = t.lml[qs][:, None]
+        nodes = np.where(cols[None, :] < widths[:, None], first + cols[None, :], first)
+        lookup = t.lml[nodes] - first
+        flat = np.arange(len(qs), dtype=np.int64)[:, None] * (w + 1) + lookup
+        shift = (lookup - cols[None, :] - 1).astype(np.float64)
+        out.append(_Bucket(qs, widths, w, nodes.ravel(), flat.ravel(), shift))
     return out
 
 
-def _masked_min(values: FloatArray, valid: BoolArray, axis: int) -> FloatArray:
-    """Minimum along ``axis`` over the valid entries (inf where there are none)."""
-    if values.shape[axis] == 0:
-        shape = list(values.shape)
-        del shape[axis]
-        return np.full(shape, np.inf)
-    return np.asarray(np.where(valid, values, np.inf).min(axis=axis), dtype=np.float64)
+@dataclass(frozen=True, slots=True)
+class _Levels:
+    """The predicted tree's inner nodes by height, with their children side by side (for a
+    minimum over each node's children with one ``reduceat``)."""
+
+    nodes: list[IntArray]
+    kids: list[IntArray]
+    starts: list[IntArray]
+
+
+def _levels(t: _Post) -> _Levels:
+    levels = _Levels([], [], [])
+    for h in range(1, int(t.height.max()) + 1 if len(t.nodes) else 1):
+        qs = np.flatnonzero(t.height == h)
+        kids = [t.children[q] for q in qs.tolist()]
+        counts = np.array([len(k) for k in kids], dtype=np.int64)
+        levels.nodes.append(qs)
+        levels.kids.append(np.array([k for ks in kids for k in ks], dtype=np.int64))
+        levels.starts.append(np.cumsum(counts) - counts)
+    return levels
+
+
+# -- rename costs ---------------------------------------------------------------------------
+
+
+def _content_strings(gold: _Post, pred: _Post) -> tuple[list[str], list[str]]:
+    """Every td's content tokens as one string (a tag token is one private-use character)."""
+    vocabulary: dict[str, str] = {}
+    singles = {tok for t in (gold, pred) for n in t.nodes if n.tag == "td" for tok in n.tokens}
+    code = _PRIVATE_USE
+    for tok in sorted(tok for tok in singles if len(tok) != 1):
+        while chr(code) in singles:
+            code += 1
+        vocabulary[tok] = chr(code)
+        code += 1
+
+    def strings(t: _Post) -> list[str]:
+        return [
+            "".join(vocabulary.get(tok, tok) for tok in n.tokens) for n in t.nodes if n.tag == "td"
+        ]
+
+    return strings(gold), strings(pred)
+
+
+class _Renames:
+    """Rename costs of each gold node against every predicted node: 1 between different tags;
+    between two td, 1 when the spans differ, else the normalised Levenshtein distance of the
+    contents (0 for structure only or two empty contents); 0 between other equal tags."""
+
+    def __init__(self, gold: _Post, pred: _Post, structure_only: bool) -> None:
+        tags: dict[str, int] = {}
+        self.gtag = np.array([tags.setdefault(n.tag, len(tags)) for n in gold.nodes])
+        self.ptag = np.array([tags.setdefault(n.tag, len(tags)) for n in pred.nodes])
+        td = tags.get("td", -1)
+        self.td = td
+        self.gtd = np.cumsum(self.gtag == td) - 1  # td ordinal of each gold td
+        self.ptd = np.flatnonzero(self.ptag == td)
+        self.gspans = np.array([(n.colspan, n.rowspan) for n in gold.nodes], dtype=np.int64)
+        self.pspans = np.array(
+            [(pred.nodes[q].colspan, pred.nodes[q].rowspan) for q in self.ptd.tolist()],
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        self.structure_only = structure_only
+        if not structure_only:
+            self.gtexts, self.ptexts = _content_strings(gold, pred)
+            self.plen = np.array([len(x) for x in self.ptexts], dtype=np.int64)
+        self.chunk_start, self.chunk = 0, np.zeros((0, len(self.ptd)))
+
+    def _content(self, k: int) -> FloatArray:
+        """Normalised Levenshtein distances of gold td number k to every predicted td."""
+        if not self.chunk_start <= k < self.chunk_start + len(self.chunk):
+            step = max(1, _BLOCK_ELEMENTS // max(len(self.ptd), 1))
+            texts = self.gtexts[k : k + step]
+            dist = cdist(texts, self.ptexts, scorer=Levenshtein.distance, dtype=np.int64)
+            glen = np.array([len(x) for x in texts], dtype=np.int64)
+            longest = np.maximum(glen[:, None], self.plen[None, :])
+            self.chunk = np.zeros(longest.shape)
+            np.divide(dist, longest, out=self.chunk, where=longest > 0)
+            self.chunk_start = k
+        return np.asarray(self.chunk[k - self.chunk_start], dtype=np.float64)
+
+    def row(self, i: int) -> FloatArray:
+        out = np.asarray(self.ptag != self.gtag[i], dtype=np.float64)
+        if self.gtag[i] == self.td and len(self.ptd):
+            same = (self.pspans == self.gspans[i]).all(axis=1)
+            content = 0.0 if self.structure_only else self._content(int(self.gtd[i]))
+            out[self.ptd] = np.where(same, content, 1.0)
+        return out
+
+
+# -- the programme --------------------------------------------------------------------------
 
 
 def _check(deadline: float | None) -> None:
@@ -167,124 +315,148 @@ def _check(deadline: float | None) -> None:
         raise TedsBudgetExceeded("the exact tree edit distance ran out of time")
 
 
-def _row_pass(
-    g: FloatArray, k: IntArray, b: _Flat, deadline: float | None
-) -> tuple[FloatArray, FloatArray]:
-    """From the cell costs ``g[i, j, d]`` (gold row i's cell j vs prediction cell d): every
-    gold cell's distance to every predicted row (block rows × longest × predicted rows), and
-    every gold row's cell-sequence edit distance to every predicted row (block rows ×
-    predicted rows). One gold cell position at a time, vectorised over the rows of both."""
-    c, depth, _ = g.shape
-    n, width = b.pad.shape
-    ar = np.arange(width + 1, dtype=np.float64)
-    e = np.broadcast_to(ar, (c, n, width + 1)).copy()
-    cell_row = np.empty((c, depth, n))
-    out = np.broadcast_to(b.row_len.astype(np.float64), (c, n)).copy()
-    cols = np.arange(n)
-    for j in range(depth):
-        h = g[:, j][:, b.pad]  # (c, n, width): gold cell j vs predicted row s's cell t
-        cell_row[:, j] = b.row_len + np.minimum(1.0, _masked_min(h, b.pad_valid, axis=2))
-        x = np.empty_like(e)
-        x[:, :, 0] = j + 1
-        np.minimum(e[:, :, 1:] + 1.0, e[:, :, :-1] + h, out=x[:, :, 1:])
-        x -= ar
-        np.minimum.accumulate(x, axis=2, out=x)
-        e = x + ar
-        done = np.flatnonzero(k == j + 1)
-        if len(done):
-            out[done] = e[done][:, cols, b.row_len]
-        _check(deadline)
-    return cell_row, out
+class _Programme:
+    """The forest programmes of every open gold node against every predicted subtree (module
+    docstring, steps 2 and 3)."""
+
+    def __init__(self, gold: _Post, pred: _Post, structure_only: bool) -> None:
+        self.gold, self.pred = gold, pred
+        self.buckets = _buckets(pred)
+        self.levels = _levels(pred)
+        self.renames = _Renames(gold, pred, structure_only)
+        inner = [i for i in range(len(gold.nodes)) if gold.children[i]]
+        rows = int(gold.depth[inner].max()) + 1 if inner else 1
+        cells = rows * sum(b.shape[0] * b.shape[1] for b in self.buckets)
+        if cells > _MAX_STATE_ELEMENTS:
+            raise TedsBudgetExceeded("the table pair is too large for the exact tree edit distance")
+        self.state = [np.zeros((rows, *b.shape)) for b in self.buckets]
+        self.best_child = np.full((rows, len(pred.nodes)), np.inf)
+        self.snapshots: list[list[FloatArray]] = []
+        n = len(pred.nodes)
+        self.subtree_ends = np.empty(2 * n, dtype=np.int64)
+        self.subtree_ends[0::2], self.subtree_ends[1::2] = pred.lml, np.arange(1, n + 1)
+        self.forest = (pred.size - 1).astype(np.float64)
+
+    def _open(self, leaf: int) -> None:
+        """Before a gold leaf: start the programmes of the nodes it is the leftmost leaf of,
+        and keep the state that those nodes' steps look back to."""
+        gold = self.gold
+        a = int(gold.parent[leaf])
+        opened = False
+        while a >= 0 and gold.lml[a] == leaf:
+            row = int(gold.depth[a])
+            for state in self.state:
+                state[row] = 0.0
+            self.best_child[row] = np.inf
+            opened = True
+            a = int(gold.parent[a])
+        depth = int(gold.depth[leaf])
+        if opened and depth >= 2:
+            self.snapshots.append([state[: depth - 1].copy() for state in self.state])
+
+    def _tree_distances(self, i: int) -> FloatArray:
+        """TD(gold subtree i, every predicted subtree) (module docstring, step 3)."""
+        gold, pred = self.gold, self.pred
+        gamma = self.renames.row(i)
+        if not gold.children[i]:
+            smallest = np.minimum.reduceat(np.append(gamma, 0.0), self.subtree_ends)[0::2]
+            return np.asarray(self.forest + smallest, dtype=np.float64)
+        row, forest = int(gold.depth[i]), float(gold.size[i] - 1)
+        a = np.full(len(pred.nodes), forest)
+        for state, bucket in zip(self.state, self.buckets, strict=True):
+            a[bucket.qs] = state[row, np.arange(len(bucket.qs)), bucket.ends] + bucket.ends
+        td: FloatArray = np.minimum(gamma + a, 1.0 + forest + self.best_child[row])
+        levels = self.levels
+        for qs, kids, starts in zip(levels.nodes, levels.kids, levels.starts, strict=True):
+            inner = np.minimum.reduceat(td[kids] - pred.size[kids], starts)
+            td[qs] = np.minimum(td[qs], 1.0 + self.forest[qs] + inner)
+        return td
+
+    def _step(self, i: int, td: FloatArray) -> None:
+        """Advance the programmes of gold node i's ancestors by node i (step 2)."""
+        gold = self.gold
+        depth = int(gold.depth[i])
+        leaf = not gold.children[i]
+        for k, (state, bucket) in enumerate(zip(self.state, self.buckets, strict=True)):
+            cur = state[:depth]
+            back = cur if leaf else self.snapshots[-1][k][:depth]
+            m, w = len(bucket.qs), bucket.width
+            diagonal = np.take(back.reshape(depth, -1), bucket.lookup, axis=1).reshape(depth, m, w)
+            diagonal += td[bucket.nodes].reshape(m, w) + bucket.shift
+            np.minimum(cur[:, :, 1:] + 1.0, diagonal, out=diagonal)
+            cur[:, :, 0] += 1.0
+            cur[:, :, 1:] = diagonal
+            np.minimum.accumulate(cur, axis=2, out=cur)
+        parent = int(gold.parent[i])
+        self.best_child[depth - 1] = np.minimum(self.best_child[depth - 1], td - gold.size[i])
+        if not leaf and (depth == 1 or gold.lml[parent] != gold.lml[i]):
+            self.snapshots.pop()
+
+    def run(self, deadline: float | None) -> float:
+        gold = self.gold
+        for i in range(len(gold.nodes)):
+            if not gold.children[i]:
+                self._open(i)
+            td = self._tree_distances(i)
+            if gold.depth[i] == 0:
+                return float(td[-1])
+            self._step(i, td)
+            _check(deadline)
+        raise AssertionError("the root comes last in postorder")  # pragma: no cover
 
 
-@dataclass(frozen=True, slots=True)
-class _Block:
-    """Subtree distances of a block of gold rows against every prediction node."""
-
-    cells: FloatArray  # (rows, longest, Q): TD(gold cell j of row i, each prediction node)
-    rows: FloatArray  # (rows, Q): TD(gold row i, each prediction node)
-
-
-def _block(
-    a: _Flat, lo: int, hi: int, b: _Flat, structure_only: bool, deadline: float | None
-) -> _Block:
-    """Subtree distances for gold rows lo..hi−1 (see the module docstring, step 3)."""
-    k = a.row_len[lo:hi]
-    c0 = int(a.row_start[lo]) if hi > lo and len(a.texts) else 0
-    c1 = c0 + int(k.sum())
-    d = cell_costs(a.texts[c0:c1], a.spans[c0:c1], b.texts, b.spans, structure_only)
-    depth = int(k.max()) if len(k) else 0
-    offsets = np.arange(depth)
-    valid1 = offsets[None, :] < k[:, None]
-    starts = a.row_start[lo:hi] - c0
-    pad1 = np.minimum(starts[:, None] + offsets[None, :], max(c1 - c0 - 1, 0))
-    g = d[pad1] if c1 > c0 else np.zeros((hi - lo, depth, len(b.texts)))
-    cell_row, row_row = _row_pass(g, k, b, deadline)
-    cells = np.empty((hi - lo, depth, b.size))
-    cells[:, :, b.cell_post] = g
-    cells[:, :, b.row_post] = cell_row
-    rows = np.empty((hi - lo, b.size))
-    rows[:, b.cell_post] = k[:, None] + np.minimum(1.0, _masked_min(g, valid1[:, :, None], axis=1))
-    rows[:, b.row_post] = row_row
-    return _Block(cells, rows)
+def node_distance(
+    gold: Node, pred: Node, *, structure_only: bool = False, deadline: float | None = None
+) -> float:
+    """The tree edit distance of two element trees under the TEDS costs (exact; see the module
+    docstring)."""
+    if _shape(gold, structure_only) == _shape(pred, structure_only):
+        return 0.0
+    return _Programme(_postorder(gold), _postorder(pred), structure_only).run(deadline)
 
 
-# -- the programme --------------------------------------------------------------------------
+def _shape(node: Node, structure_only: bool) -> Node:
+    """The node as the costs see it (the content dropped for structure only)."""
+    if not structure_only:
+        return node
+    if node.tag == "td":
+        return Node("td", node.colspan, node.rowspan)
+    return Node(node.tag, children=tuple(_shape(c, True) for c in node.children))
 
 
-def _advance(
-    prev: FloatArray, lookup: FloatArray, td: FloatArray, b: _Flat, ar: FloatArray
-) -> FloatArray:
-    """FD(p, ·) from FD(p−1, ·), FD(l(p)−1, ·) and TD(p, ·) (module docstring, step 2);
-    ``ar`` is ``arange(Q + 1)``."""
-    x = np.empty_like(prev)
-    x[0] = prev[0] + 1.0
-    np.minimum(prev[1:] + 1.0, lookup[b.lml_before] + td, out=x[1:])
-    x -= ar
-    np.minimum.accumulate(x, out=x)
-    x += ar
-    return x
-
-
-def _block_size(a: _Flat, b: _Flat) -> int:
-    """Gold rows per block, so that a block's arrays hold about ``_BLOCK_ELEMENTS`` floats;
-    a pair whose single rows exceed ``_MAX_ROW_ELEMENTS`` is refused (it would not fit)."""
-    depth = int(a.row_len.max()) if len(a.row_len) else 0
-    width = int(b.row_len.max()) if len(b.row_len) else 0
-    per_row = (depth + 1) * (b.size + len(b.texts)) + 4 * len(b.row_len) * (width + 1)
-    if per_row > _MAX_ROW_ELEMENTS:
-        raise TedsBudgetExceeded("the table pair is too large for the exact tree edit distance")
-    return max(1, _BLOCK_ELEMENTS // max(per_row, 1))
+def normalized_tree(table: Table) -> Node:
+    """The normalised tree ``table → tr → td`` of a table (content: its normalised text)."""
+    rows = (
+        Node("tr", children=tuple(Node("td", c.colspan, c.rowspan, tuple(c.text)) for c in r.cells))
+        for r in table.rows
+    )
+    return Node("table", children=tuple(rows))
 
 
 def tree_edit_distance(
-    gold: Table, pred: Table, *, structure_only: bool = False, deadline: float | None = None
+    gold: Table,
+    pred: Table,
+    *,
+    structure_only: bool = False,
+    normalized: bool = False,
+    deadline: float | None = None,
 ) -> float:
-    """The PubTabNet tree edit distance of two tables (exact; see the module docstring).
+    """The TEDS tree edit distance of two tables (exact; see the module docstring): of their
+    element trees, or of their normalised trees (``normalized``).
 
     Raises :class:`TedsBudgetExceeded` once ``time.perf_counter()`` passes ``deadline``, or
-    when one gold row's arrays would exceed ``_MAX_ROW_ELEMENTS`` floats (tables of about a
-    million cells).
+    when the programmes' state would exceed ``_MAX_STATE_ELEMENTS`` floats.
     """
-    if _same(gold, pred, structure_only):
-        return 0.0
-    a, b = _flatten(gold), _flatten(pred)
-    ar = np.arange(b.size + 1, dtype=np.float64)
-    fd = ar.copy()  # FD(0, q) = q insertions
-    step = _block_size(a, b)
-    for lo in range(0, len(a.row_len), step):
-        hi = min(lo + step, len(a.row_len))
-        block = _block(a, lo, hi, b, structure_only, deadline)
-        for i in range(hi - lo):
-            base = fd
-            for j in range(int(a.row_len[lo + i])):
-                fd = _advance(fd, fd, block.cells[i, j], b, ar)
-            fd = _advance(fd, base, block.rows[i], b, ar)
-            _check(deadline)
-    return float(fd[-1])
+    if normalized:
+        if _same_normalized(gold, pred, structure_only):
+            return 0.0
+        a, b = normalized_tree(gold), normalized_tree(pred)
+    else:
+        a, b = gold.tree, pred.tree
+    return node_distance(a, b, structure_only=structure_only, deadline=deadline)
 
 
-def _same(gold: Table, pred: Table, structure_only: bool) -> bool:
+def _same_normalized(gold: Table, pred: Table, structure_only: bool) -> bool:
     if not structure_only:
         return gold == pred
     return _spans(gold) == _spans(pred)
@@ -294,26 +466,36 @@ def _spans(table: Table) -> list[list[tuple[int, int]]]:
     return [[(c.colspan, c.rowspan) for c in r.cells] for r in table.rows]
 
 
+def table_size(table: Table, *, normalized: bool = False) -> int:
+    """What TEDS divides by: the elements below ``<table>`` (``normalized``: the nodes of the
+    normalised tree, the table included)."""
+    return table.n_nodes if normalized else table.n_elements
+
+
 def teds(
     gold: Table,
     pred: Table | None,
     *,
     structure_only: bool = False,
+    normalized: bool = False,
     deadline: float | None = None,
 ) -> float:
     """TEDS (``structure_only``: TEDS-S) of a predicted table against a gold one; no
-    predicted table → 0.
+    predicted table → 0. ``normalized``: the normalised variant.
 
     >>> from extract_mlflow.tables import parse_tables
     >>> gold = parse_tables("<table><tr><td>ab</td><td>c</td></tr></table>")[0]
-    >>> pred = parse_tables("| ab | d |\\n|--|--|")[0]
+    >>> pred = parse_tables("<table><tr><td>ab</td><td>d</td></tr></table>")[0]
     >>> round(teds(gold, pred), 3), teds(gold, pred, structure_only=True)
-    (0.75, 1.0)
+    (0.667, 1.0)
     """
     if pred is None:
         return 0.0
-    distance = tree_edit_distance(gold, pred, structure_only=structure_only, deadline=deadline)
-    return 1.0 - distance / max(gold.n_nodes, pred.n_nodes)
+    distance = tree_edit_distance(
+        gold, pred, structure_only=structure_only, normalized=normalized, deadline=deadline
+    )
+    size = max(table_size(gold, normalized=normalized), table_size(pred, normalized=normalized))
+    return 1.0 - distance / size if size else 1.0
 
 
 # -- fallback -------------------------------------------------------------------------------
@@ -333,44 +515,108 @@ def sequence_edit_distance(costs: FloatArray) -> float:
     return float(e[-1])
 
 
-def _row_costs(a: Row, b: Row, structure_only: bool) -> FloatArray:
-    def spans(row: Row) -> IntArray:
-        return np.array([(c.colspan, c.rowspan) for c in row.cells], dtype=np.int64).reshape(-1, 2)
+def cell_costs(
+    texts_a: Sequence[str],
+    spans_a: IntArray,
+    texts_b: Sequence[str],
+    spans_b: IntArray,
+    structure_only: bool = False,
+) -> FloatArray:
+    """Rename costs between two lists of td cells: 1 where the spans differ, else the
+    normalised Levenshtein distance of the contents (0 for structure only)."""
+    differ = (spans_a[:, None, :] != spans_b[None, :, :]).any(axis=-1)
+    if structure_only or not len(texts_a) or not len(texts_b):
+        return np.asarray(differ, dtype=np.float64)
+    dist = cdist(list(texts_a), list(texts_b), scorer=Levenshtein.distance, dtype=np.int64)
+    len_a = np.array([len(t) for t in texts_a], dtype=np.int64)
+    len_b = np.array([len(t) for t in texts_b], dtype=np.int64)
+    longest = np.maximum(len_a[:, None], len_b[None, :])
+    out = np.zeros(differ.shape, dtype=np.float64)
+    np.divide(dist, longest, out=out, where=longest > 0)
+    out[differ] = 1.0
+    return out
 
-    return cell_costs(
-        [c.text for c in a.cells],
-        spans(a),
-        [c.text for c in b.cells],
-        spans(b),
-        structure_only,
-    )
+
+def _rename(a: Node, b: Node, structure_only: bool) -> float:
+    if a.tag != b.tag:
+        return 1.0
+    if a.tag != "td":
+        return 0.0
+    if (a.colspan, a.rowspan) != (b.colspan, b.rowspan):
+        return 1.0
+    if structure_only:
+        return 0.0
+    return float(Levenshtein.normalized_distance(a.tokens, b.tokens))
 
 
-def approximate_teds(gold: Table, pred: Table | None, *, structure_only: bool = False) -> float:
-    """A lower bound on TEDS in linear time: rows are paired by position and their cells
-    aligned, every other row and cell inserted or deleted. That is one valid edit mapping, so
-    its cost is at least the tree edit distance."""
+def _size(node: Node) -> int:
+    return 1 + sum(_size(c) for c in node.children)
+
+
+def _mapping_cost(a: Node, b: Node, structure_only: bool) -> float:
+    """The cost of one edit mapping: a to b, then their children in order (aligned by a
+    string edit distance when all of them are leaves, else paired by position), the rest
+    inserted or deleted."""
+    cost = _rename(a, b, structure_only)
+    if all(not c.children for c in (*a.children, *b.children)):
+        costs = np.array(
+            [[_rename(c, d, structure_only) for d in b.children] for c in a.children]
+        ).reshape(len(a.children), len(b.children))
+        return cost + sequence_edit_distance(costs)
+    paired = min(len(a.children), len(b.children))
+    for c, d in zip(a.children[:paired], b.children[:paired], strict=True):
+        cost += _mapping_cost(c, d, structure_only)
+    return cost + sum(_size(c) for c in (*a.children[paired:], *b.children[paired:]))
+
+
+def _unwrapped(root: Node) -> tuple[Node, int]:
+    """The table with its sections deleted (their rows moved up) and how many were deleted."""
+    children: list[Node] = []
+    sections = 0
+    for child in root.children:
+        if child.tag in SECTION_TAGS:
+            children.extend(child.children)
+            sections += 1
+        else:
+            children.append(child)
+    return Node(root.tag, children=tuple(children)), sections
+
+
+def approximate_teds(
+    gold: Table, pred: Table | None, *, structure_only: bool = False, normalized: bool = False
+) -> float:
+    """A lower bound on TEDS in linear time: the trees mapped top-down, children paired by
+    position (the cells of two rows aligned), every other node inserted or deleted, with the
+    sections kept or deleted (their rows moved up), whichever costs less. Either is a valid
+    edit script, so its cost is at least the tree edit distance."""
     if pred is None:
         return 0.0
-    paired = min(len(gold.rows), len(pred.rows))
-    cost = sum(
-        sequence_edit_distance(_row_costs(g, p, structure_only))
-        for g, p in zip(gold.rows[:paired], pred.rows[:paired], strict=True)
+    a, b = (normalized_tree(t) if normalized else t.tree for t in (gold, pred))
+    (flat_a, cut_a), (flat_b, cut_b) = _unwrapped(a), _unwrapped(b)
+    cost = min(
+        _mapping_cost(a, b, structure_only),
+        cut_a + cut_b + _mapping_cost(flat_a, flat_b, structure_only),
     )
-    cost += sum(1 + len(r.cells) for r in (*gold.rows[paired:], *pred.rows[paired:]))
-    return 1.0 - cost / max(gold.n_nodes, pred.n_nodes)
+    size = max(table_size(gold, normalized=normalized), table_size(pred, normalized=normalized))
+    return 1.0 - cost / size if size else 1.0
 
 
 def timed_teds(
-    gold: Table, pred: Table | None, *, structure_only: bool = False, budget_s: float | None
+    gold: Table,
+    pred: Table | None,
+    *,
+    structure_only: bool = False,
+    normalized: bool = False,
+    budget_s: float | None,
 ) -> tuple[float, bool]:
     """(score, approximate): exact TEDS within ``budget_s`` seconds, else the lower bound of
     :func:`approximate_teds` (``approximate`` True). ``None`` means no budget."""
     deadline = None if budget_s is None else time.perf_counter() + budget_s
+    options = {"structure_only": structure_only, "normalized": normalized}
     try:
-        return teds(gold, pred, structure_only=structure_only, deadline=deadline), False
+        return teds(gold, pred, deadline=deadline, **options), False
     except TedsBudgetExceeded:
-        return approximate_teds(gold, pred, structure_only=structure_only), True
+        return approximate_teds(gold, pred, **options), True
 
 
 # -- header association ---------------------------------------------------------------------
@@ -431,6 +677,7 @@ class TableScore:
     approximate: bool = False
     gold_nodes: int = 0
     pred_nodes: int = 0
+    normalized: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -445,44 +692,69 @@ class TableScore:
 
 
 def _pair_scores(
-    gold: Sequence[Table], pred: Sequence[Table], budget_s: float | None
+    gold: Sequence[Table], pred: Sequence[Table], budget_s: float | None, normalized: bool
 ) -> tuple[FloatArray, BoolArray]:
     scores = np.zeros((len(gold), len(pred)))
     approx = np.zeros((len(gold), len(pred)), dtype=bool)
     for i, g in enumerate(gold):
         for j, p in enumerate(pred):
-            scores[i, j], approx[i, j] = timed_teds(g, p, budget_s=budget_s)
+            scores[i, j], approx[i, j] = timed_teds(g, p, normalized=normalized, budget_s=budget_s)
     return scores, approx
 
 
 def _paired(
-    g: Table, p: Table, i: int, j: int, budget_s: float | None, score: float, approx: bool
+    g: Table,
+    p: Table,
+    ij: tuple[int, int],
+    budget_s: float | None,
+    normalized: bool,
+    scored: tuple[float, bool],
 ) -> TableScore:
-    teds_s, approx_s = timed_teds(g, p, structure_only=True, budget_s=budget_s)
+    teds_s, approx_s = timed_teds(
+        g, p, structure_only=True, normalized=normalized, budget_s=budget_s
+    )
     matched, columns = header_association(g, p)
     return TableScore(
-        i, j, float(score), teds_s, matched, columns, bool(approx) or approx_s, g.n_nodes, p.n_nodes
+        *ij,
+        float(scored[0]),
+        teds_s,
+        matched,
+        columns,
+        bool(scored[1]) or approx_s,
+        table_size(g, normalized=normalized),
+        table_size(p, normalized=normalized),
+        normalized,
     )
 
 
 def score_tables(
-    gold: Sequence[Table], pred: Sequence[Table], *, budget_s: float | None = 10.0
+    gold: Sequence[Table],
+    pred: Sequence[Table],
+    *,
+    budget_s: float | None = 10.0,
+    normalized: bool = False,
 ) -> list[TableScore]:
     """Pair the tables by best match (the assignment maximising total TEDS, scipy's
     ``linear_sum_assignment``) and score every slot: one per pair, one per unpaired gold table
     (0, and none of its columns associated) and one per unpaired predicted table (0). A
     document's TEDS is the mean over its max(#gold, #predicted) slots. TEDS-S is computed on
-    the same pairs; ``budget_s`` applies to each exact computation."""
+    the same pairs; ``budget_s`` applies to each exact computation; ``normalized`` scores the
+    normalised variant."""
     from scipy.optimize import linear_sum_assignment
 
-    scores, approx = _pair_scores(gold, pred, budget_s)
+    scores, approx = _pair_scores(gold, pred, budget_s, normalized)
     rows, cols = linear_sum_assignment(-scores) if scores.size else ([], [])
     out: list[TableScore] = []
     for i, j in zip(rows, cols, strict=True):
-        out.append(_paired(gold[i], pred[j], int(i), int(j), budget_s, scores[i, j], approx[i, j]))
+        scored = (float(scores[i, j]), bool(approx[i, j]))
+        out.append(_paired(gold[i], pred[j], (int(i), int(j)), budget_s, normalized, scored))
     for i in sorted(set(range(len(gold))) - {int(r) for r in rows}):
         _, columns = header_association(gold[i], None)
-        out.append(TableScore(i, None, 0.0, 0.0, 0, columns, gold_nodes=gold[i].n_nodes))
+        size = table_size(gold[i], normalized=normalized)
+        out.append(
+            TableScore(i, None, 0.0, 0.0, 0, columns, gold_nodes=size, normalized=normalized)
+        )
     for j in sorted(set(range(len(pred))) - {int(c) for c in cols}):
-        out.append(TableScore(None, j, 0.0, 0.0, pred_nodes=pred[j].n_nodes))
+        size = table_size(pred[j], normalized=normalized)
+        out.append(TableScore(None, j, 0.0, 0.0, pred_nodes=size, normalized=normalized))
     return out

@@ -3,6 +3,14 @@
 pint does the unit algebra. Its registry costs ~0.4 s to build, so it is built on first use only,
 and every (from, to) unit pair is turned once into a linear map ``y = a·x + b`` (``b`` is non-zero
 only for offset units such as °C) that is cached: converting a value is then two float operations.
+
+Time units run from seconds to years (``s``, ``sec``, ``min``, ``h``/``hr``, ``day``/``d``,
+``week``/``wk``, ``month``/``mo``, ``year``/``yr``, singular or plural) with pint's calendar
+convention: 1 year = 365.25 days (the Julian year) = 12 months, so 1 month = 30.4375 days and
+1 week = 7 days. ISO-8601 durations read as one quantity in their smallest unit: ``P3Y`` is
+3 years, ``P1Y6M`` 18 months, ``PT90M`` 90 minutes, ``P2W`` 2 weeks, ``P1DT12H`` 36 hours (``M``
+is months before the ``T`` and minutes after it). Numbers written as words ("eighteen months")
+are not read.
 """
 
 from __future__ import annotations
@@ -39,7 +47,21 @@ _ALIASES = {
     "°f": "degF",
     "℉": "degF",
     "k": "kelvin",
+    "wk": "week",
+    "wks": "week",
+    "mo": "month",
+    "mos": "month",
+    "mth": "month",
+    "mths": "month",
 }
+# ISO-8601 durations: PnYnMnWnDTnHnMnS, any subset, fractions with "." or ","
+_ISO_DURATION = re.compile(
+    r"^\s*P(?!\s*$)(?:(?P<year>\d+(?:[.,]\d+)?)Y)?(?:(?P<month>\d+(?:[.,]\d+)?)M)?"
+    r"(?:(?P<week>\d+(?:[.,]\d+)?)W)?(?:(?P<day>\d+(?:[.,]\d+)?)D)?"
+    r"(?:T(?=\d)(?:(?P<hour>\d+(?:[.,]\d+)?)H)?(?:(?P<minute>\d+(?:[.,]\d+)?)M)?"
+    r"(?:(?P<second>\d+(?:[.,]\d+)?)S)?)?\s*$",
+    re.IGNORECASE,
+)
 
 
 @cache
@@ -92,9 +114,35 @@ def unit_map(from_unit: str, to_unit: str) -> tuple[float, float] | None:
     return (float(y1.magnitude) - b, b)
 
 
+def parse_duration(text: str) -> tuple[float, str] | None:
+    """An ISO-8601 duration as (value, unit) in its smallest unit; None if it is not one.
+
+    >>> parse_duration("P3Y"), parse_duration("P1Y6M"), parse_duration("P1DT12H")
+    ((3.0, 'year'), (18.0, 'month'), (36.0, 'hour'))
+    """
+    m = _ISO_DURATION.match(text)
+    if m is None:
+        return None
+    parts = [(float(v.replace(",", ".")), unit) for unit, v in m.groupdict().items() if v]
+    if not parts:
+        return None
+    smallest = parts[-1][1]
+    total = 0.0
+    for value, unit in parts:
+        lin = unit_map(unit, smallest)
+        if lin is None:  # pragma: no cover - every pair of time units converts
+            return None
+        total += lin[0] * value
+    return total, smallest
+
+
 @lru_cache(maxsize=65536)
 def parse_quantity(text: str) -> tuple[float, str] | None:
-    """'1.8 min⁻¹' -> (1.8, 'minute^-1'); a bare number -> (x, ''); None if not a quantity."""
+    """'1.8 min⁻¹' -> (1.8, 'minute^-1'); 'P18M' -> (18.0, 'month'); a bare number -> (x, '');
+    None if not a quantity."""
+    duration = parse_duration(text)
+    if duration is not None:
+        return duration
     m = _QUANTITY_RE.match(_TIMES_TEN.sub(_as_exponent, text))
     if m is None:
         return None

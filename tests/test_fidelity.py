@@ -84,6 +84,16 @@ def test_dropped_word() -> None:
     assert "pressure" in v.missing_ngrams
 
 
+def test_compressed_value_lists_the_words_it_skipped() -> None:
+    # The alignment first finds "meets quarterly" only; the span is widened to the phrase the
+    # value compressed, so the dropped "of directors" shows among the missing n-grams.
+    v = score_text("The board meets quarterly", "The board of directors meets quarterly")
+    assert v.span is not None and v.span.text == "The board of directors meets quarterly"
+    assert "of directors" in v.missing_ngrams
+    assert {"of", "directors"} <= set(v.missing_ngrams)
+    assert "meets quarterly" not in v.missing_ngrams
+
+
 def test_synonym() -> None:
     # Annual servicing , gas boiler: unigrams 4/5 (exactly 0.80: no new_vocabulary flag);
     # bigrams ", gas" and "gas boiler" 2/4; trigrams ", gas boiler" 1/3; 4-grams 0/2.

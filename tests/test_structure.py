@@ -68,9 +68,12 @@ def config(**kwargs: Any) -> StructureConfig:
 def test_every_metric_by_hand() -> None:
     summary = score_structure(GOLD, PRED, config(boundary_window=1))
     m = summary.metrics()
-    # tables: a scores 1 − (1/1)/7 (one cell renamed "2"→"3"); b's prediction is unreadable
-    assert m["teds"] == pytest.approx((1 - 1 / 7 + 0) / 2)
-    assert m["teds_s"] == pytest.approx(0.5)
+    # tables: a scores 1 − 3/8 (the Markdown gold is thead/th + tbody, 8 elements below the
+    # table; the prediction has no sections: delete 2, rename "2"→"3" at 1/1); b's prediction
+    # is unreadable (0)
+    assert m["teds"] == pytest.approx((1 - 3 / 8 + 0) / 2)
+    assert m["teds_s"] == pytest.approx((1 - 2 / 8 + 0) / 2)
+    assert "teds_normalized" not in m and "teds_s_normalized" not in m
     assert m["header_association"] == pytest.approx(2 / 3)  # a: 2 of 2 columns, b: 0 of 1
     # ROAcc: a 1 − 2/3, b 1 − 2/3, c 0 (no prediction line)
     assert m["reading_order"] == pytest.approx((1 / 3 + 1 / 3 + 0) / 3)
@@ -83,9 +86,14 @@ def test_every_metric_by_hand() -> None:
     assert any("'b'" in n and "'tables' unreadable" in n for n in summary.notes)
 
 
-def test_a_gold_set_against_itself_scores_one() -> None:
-    summary = score_structure(GOLD, GOLD, config())
+@pytest.mark.parametrize("definition", ["official", "normalized"])
+def test_a_gold_set_against_itself_scores_one(definition: str) -> None:
+    summary = score_structure(GOLD, GOLD, config(teds=definition))
+    other = {"official": "_normalized", "normalized": ""}[definition]
     for name in METRICS:
+        if name in (f"teds{other}", f"teds_s{other}"):
+            assert name not in summary.headline
+            continue
         assert summary.headline[name].value == pytest.approx(1.0), name
         assert summary.headline[name].degenerate
 
@@ -131,7 +139,11 @@ def test_metric_keys_are_the_design_keys_with_intervals_and_slices() -> None:
     summary = score_structure(GOLD, PRED, config(slice_by=("meta.layout",)))
     keys = set(summary.metrics())
     headline = {k for k in keys if "_by_" not in k}
-    assert headline == {f"{m}{s}" for m in METRICS for s in ("", "_ci_low", "_ci_high")}
+    normalized = {"teds_normalized", "teds_s_normalized"}  # only with teds = "normalized"
+    expected = {
+        f"{m}{s}" for m in METRICS if m not in normalized for s in ("", "_ci_low", "_ci_high")
+    }
+    assert headline == expected
     assert "teds_by_meta.layout/two column" in keys
     assert "boundary_f1_by_meta.layout/single" in keys
     assert "boundary_precision_by_meta.layout/single" not in keys  # no predicted boundary
@@ -249,10 +261,10 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
     summary = score_structure(GOLD, PRED, config(slice_by=("meta.layout",)))
     data = json.loads(json.dumps(summary.to_dict()))
     assert data["documents"] == 3 and data["metrics"]["teds"]["documents"] == 2
-    assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(6 / 7)
+    assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(5 / 8)
     text = summary.to_markdown()
     assert text.startswith("## Document structure")
-    assert "| teds | 0.429 |" in text and "### By meta.layout" in text
+    assert "| teds | 0.312 |" in text and "### By meta.layout" in text
     assert "| single | 2 |" in text
     assert score_structure([{"id": "a"}], [], config()).to_markdown().count("No structure") == 1
 
@@ -273,6 +285,45 @@ def test_the_robustness_plot_is_written_for_numeric_attributes(tmp_path: Path) -
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="not a numeric"):
         summary.robustness_plot(tmp_path / "x.png", "meta.layout")
+
+
+# -- the normalised TEDS variant ------------------------------------------------------------
+
+
+def test_the_normalised_variant_has_its_own_keys_and_todays_values() -> None:
+    summary = score_structure(GOLD, PRED, config(teds="normalized", slice_by=("meta.layout",)))
+    m = summary.metrics()
+    # a: one cell renamed "2"→"3" over the 7 nodes of table → tr → td (thead/th unwrapped)
+    assert m["teds_normalized"] == pytest.approx((1 - 1 / 7 + 0) / 2)
+    assert m["teds_s_normalized"] == pytest.approx(0.5)
+    assert not {"teds", "teds_s", "teds_ci_low", "teds_by_meta.layout/single"} & set(m)
+    assert {"teds_normalized_ci_low", "teds_normalized_ci_high"} <= set(m)
+    assert "teds_normalized_by_meta.layout/two column" in m
+    assert m["header_association"] == pytest.approx(2 / 3)
+    assert HIGHER_IS_BETTER["teds_normalized"] and HIGHER_IS_BETTER["teds_s_normalized"]
+
+
+def test_the_signature_names_the_teds_definition_when_structure_is_scored() -> None:
+    from extract_mlflow import evaluate
+
+    gold = [{"id": "a", "x": 1, "tables": "<table><tr><td>1</td></tr></table>"}]
+    pred = [{"id": "a", "x": 1, "tables": "<table><tr><td>2</td></tr></table>"}]
+    official = evaluate(gold, pred)
+    normalized = evaluate(gold, pred, {"structure": {"teds": "normalized"}})
+    assert official.signature().endswith("|teds:official")
+    assert normalized.signature().endswith("|teds:normalized")
+    assert "teds" in official.metrics() and "teds" not in normalized.metrics()
+    assert normalized.metrics()["teds_normalized"] == pytest.approx(1 - 1 / 3)
+    plain = evaluate([{"id": "a", "x": 1}], [{"id": "a", "x": 1}])
+    assert "teds" not in plain.signature()
+
+
+def test_the_teds_definition_is_validated() -> None:
+    assert StructureConfig().teds == "official"
+    assert StructureConfig(teds="normalized").teds == "normalized"
+    for bad in ("normalised", "Official", 1):
+        with pytest.raises(ValidationError):
+            StructureConfig.model_validate({"teds": bad})
 
 
 # -- config ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from extract_mlflow.tables import (
     Cell,
+    Node,
     Row,
     Table,
     parse_html_tables,
@@ -199,3 +200,71 @@ tables = st.lists(st.lists(cells, max_size=4).map(lambda c: Row(tuple(c))), max_
 @given(tables)
 def test_to_html_round_trips(table: Table) -> None:
     assert parse_tables(table.to_html()) == [table]
+
+
+# -- the element tree (the official TEDS tree) ----------------------------------------------
+
+
+def official_tuples(node: ref.OfficialNode) -> tuple[object, ...]:
+    spans = (node.colspan, node.rowspan) if node.tag == "td" else ()
+    return (node.tag, spans, tuple(node.content), tuple(map(official_tuples, node.children)))
+
+
+def tree_tuples(node: Node) -> tuple[object, ...]:
+    spans = (node.colspan, node.rowspan) if node.tag == "td" else ()
+    return (node.tag, spans, node.tokens, tuple(map(tree_tuples, node.children)))
+
+
+def lxml_tree(html: str) -> tuple[object, ...]:
+    element = ref.official_table(html)
+    assert element is not None
+    return official_tuples(ref._official(element, False))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_element_tree_is_the_one_lxml_reads(seed: int) -> None:
+    rng = random.Random(seed)
+    for html in ref.random_official_pair(rng, rng.randint(1, 6), rng.randint(1, 5)):
+        (table,) = parse_tables(html)
+        assert tree_tuples(table.tree) == lxml_tree(html)
+        assert table.n_elements == len(ref.official_table(html).xpath(".//*"))
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<table><tr><td>1<td>2<tr><td>3</table>",  # implied ends
+        "<table><td>x</td><caption>c <b>d</b></caption><tr><td><p>a<p>b</td></tr></table>",
+        "<table><tr><td><b>x</td><td>y</b></td></tr></table>",  # an end tag with nothing open
+        "<table><tr><td>a\r\nb\rc</td><td colspan=0>x</td><td colspan=' 2 '>y</td></tr></table>",
+        "<table><tr><td>a<!-- note -->b</td><th>q<br>r<i>s</i></th></tr></table>",
+        "<table><tr><td><table><tr><td>n</td></tr></table>t</td></tr></table>",  # nested
+        "<table><tr><td>a<table><tr><td>n</td> x<td>m</td></tr></table>t</td></tr></table>",
+        "<table><thead><tr><td>q<td>r</thead><tr><td>z</table>",
+        "<table><tr><td>a<ul><li>x<li>y</ul><p>b<div>c</div></td></tr></table>",  # auto-closing
+        "<table><tr><td><dl><dt>a<dd>b<dt>c</dl><select><option>a<option>b</select></td></tr>",
+        "<table></table>",
+    ],
+)
+def test_the_element_tree_recovers_html_as_lxml_does(html: str) -> None:
+    (table,) = parse_tables(html)
+    assert tree_tuples(table.tree) == lxml_tree(html)
+
+
+def test_the_element_tree_keeps_white_space_tokens_and_counts_inline_elements() -> None:
+    (table,) = parse_tables("<table><tr><td> a <b>x</b>\n</td><th><b>h</b></th></tr></table>")
+    td, th = table.tree.children[0].children
+    assert td.tokens == (" ", "a", " ", "<b>", "x", "</b>", "\n") and td.hidden == 1
+    assert [c.tag for c in th.children] == ["b"] and th.tokens == ()
+    assert table.n_elements == 5  # tr, td, b, th, b
+
+
+def test_markdown_element_tree() -> None:
+    (table,) = parse_tables("| a | b |\n|---|---|\n| 1 \\| x | <b>2</b> |")
+    head, body = table.tree.children
+    assert (head.tag, body.tag) == ("thead", "tbody")
+    assert [c.tag for c in head.children[0].children] == ["th", "th"]
+    assert [c.tokens for c in body.children[0].children] == [
+        ("1", " ", "|", " ", "x"),
+        ("<b>", "2", "</b>"),
+    ]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extract_mlflow.units import convert, normalise_unit, parse_quantity, unit_map
+from extract_mlflow.units import convert, normalise_unit, parse_duration, parse_quantity, unit_map
 
 MICRO_SIGN = "\u00b5"  # µ, the micro sign on keyboards
 GREEK_MU = "\u03bc"  # μ, the Greek letter that typeset documents use
@@ -230,3 +230,77 @@ def test_compound_units_and_written_forms_convert(gold: str, pred: str) -> None:
     assert g is not None and p is not None
     converted = convert(p[0], p[1], g[1])
     assert converted is not None and converted == pytest.approx(g[0], rel=1e-9)
+
+
+# -- durations (1 year = 365.25 days = 12 months) -------------------------------------------
+
+
+def same_duration(a: str, b: str) -> bool:
+    """Whether two written durations are equal once converted to the second one's unit."""
+    qa, qb = parse_quantity(a), parse_quantity(b)
+    assert qa is not None and qb is not None, (a, b)
+    converted = convert(qa[0], qa[1], qb[1])
+    return converted is not None and converted == pytest.approx(qb[0], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("iso", "expected"),
+    [
+        ("P3Y", (3.0, "year")),
+        ("P18M", (18.0, "month")),  # M before T: months
+        ("PT90M", (90.0, "minute")),  # M after T: minutes
+        ("P1Y6M", (18.0, "month")),  # several parts: the smallest unit
+        ("P2W", (2.0, "week")),
+        ("P1DT12H", (36.0, "hour")),
+        ("PT1,5H", (1.5, "hour")),  # a decimal comma, as ISO 8601 allows
+        ("pt45s", (45.0, "second")),
+    ],
+)
+def test_iso_8601_durations(iso: str, expected: tuple[float, str]) -> None:
+    assert parse_quantity(iso) == expected
+    assert parse_duration(iso) == expected
+
+
+@pytest.mark.parametrize("text", ["P", "PT", "P1YT", "P1H", "3Y", "P-1Y", "PxY"])
+def test_not_durations(text: str) -> None:
+    assert parse_duration(text) is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("P3Y", "3 years"),
+        ("3 years", "36 months"),
+        ("P3Y", "36 months"),
+        ("P18M", "1.5 yr"),
+        ("P1Y6M", "18 months"),
+        ("PT90M", "1.5 h"),
+        ("90 min", "1.5 hours"),
+        ("P2W", "14 days"),
+        ("2 wks", "14 d"),
+        ("P1DT12H", "1.5 day"),
+        ("1 year", "365.25 days"),
+        ("1 month", "30.4375 days"),
+        ("3 mo", "0.25 years"),
+        ("3600 s", "1 hour"),
+    ],
+)
+def test_duration_equalities(a: str, b: str) -> None:
+    assert same_duration(a, b)
+    assert same_duration(b, a)
+
+
+def test_durations_differ() -> None:
+    assert not same_duration("P3Y", "3 months")
+    assert not same_duration("PT90M", "90 days")
+
+
+def test_duration_field_scores_against_written_gold() -> None:
+    """A quantity field: the Kleister NDA baseline writes ``P3Y`` for gold ``3 years``."""
+    from extract_mlflow.config import Config, FieldRule
+    from extract_mlflow.normalize import Comparators
+
+    comp = Comparators(Config(fields={"term": FieldRule(type="quantity")})).for_leaf("term", "")
+    for gold, pred in [("3 years", "P3Y"), ("36 months", "P3Y"), ("1.5 h", "PT90M")]:
+        assert comp.equal(comp.canon(gold), comp.canon(pred)), (gold, pred)
+    assert not comp.equal(comp.canon("3 years"), comp.canon("P3M"))
