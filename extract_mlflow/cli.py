@@ -25,7 +25,10 @@ EXIT_BAD_INPUT = 2
 
 
 def _fail(message: str) -> None:
-    one_line = message.replace("\r", "\\r").replace("\n", "\\n")  # ids may hold newlines
+    from .tracking import redact  # light: mlflow is only imported inside its functions
+
+    # never a credential; ids may hold newlines
+    one_line = redact(message).replace("\r", "\\r").replace("\n", "\\n")
     click.echo(f"error: {one_line}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
@@ -159,12 +162,38 @@ def tracking_options(func: F) -> F:
                 multiple=True,
                 metavar="KEY=VALUE",
                 callback=_key_values("--tag"),
-                help="Extra run tag (repeatable), e.g. team=docs.",
+                help="Extra run tag (repeatable), e.g. team=docs. Keys starting with 'mlflow.' "
+                "or 'extract_mlflow.' are refused.",
             ),
         ]
     ):
         func = decorator(func)
-    return func
+    return timeout_option(func)
+
+
+def timeout_option(func: F) -> F:
+    """`--timeout`: shared by every command that talks to a tracking server."""
+    from .tracking import DEFAULT_TIMEOUT  # light: mlflow is only imported inside functions
+
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        expose_value=False,
+        callback=_use_timeout,
+        help="Give up on a tracking server call (its retries included) after about this many "
+        f"seconds [default: {DEFAULT_TIMEOUT:g}, or MLflow's MLFLOW_HTTP_REQUEST_* settings].",
+    )(func)
+
+
+def _use_timeout(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    """Make `--timeout` the bound of every tracking call of this command (reset at its end)."""
+    if value is None:
+        return
+    from .tracking import request_timeout
+
+    ctx.with_resource(request_timeout(value))
 
 
 def quiet_mlflow() -> None:
@@ -327,7 +356,10 @@ def score(
         extra["run_id"] = logged.run_id
         if logged.model_version is not None:
             extra["model_version"] = logged.model_version
-        click.echo(f"logged run {logged.run_id} to {logged.tracking_uri}", err=True)
+        warning = logged.unfinished_warning()
+        if warning is not None:
+            click.echo(f"warning: {warning}", err=True)
+        click.echo(f"logged run {logged.run_id} to {logged.to_dict()['tracking_uri']}", err=True)
     emit(_render_report(report, fmt, extra), out)
     for failure in failures:
         click.echo(f"gate failed: {failure}", err=True)
@@ -476,6 +508,7 @@ def _echo_failures(comparison: Any) -> None:
 @click.argument("baseline")
 @click.argument("candidate")
 @gate_options
+@timeout_option
 @output_options
 @handle_errors
 def compare_command(
@@ -529,6 +562,7 @@ def compare_command(
     help="The alias to move to VERSION when it passes.",
 )
 @gate_options
+@timeout_option
 @output_options
 @handle_errors
 def promote(
@@ -591,6 +625,7 @@ def promote(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Example folder (default: the bundled examples/invoices).",
 )
+@timeout_option
 @output_options
 @handle_errors
 def demo(

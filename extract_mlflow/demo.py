@@ -197,7 +197,7 @@ def run_demo(
                 prompts=[prompt_path],
                 prompt_uris=[prompt_uri] if prompt_uri else [],
                 params={"variant": label, "predictions": pred_file},
-                tags={"extract_mlflow.demo": label},
+                tool_tags={"extract_mlflow.demo": label},
                 register=model_name,
                 parent_run_id=parent,
                 reuse_caller_run=False,
