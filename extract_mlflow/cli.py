@@ -6,11 +6,14 @@ stderr, no traceback).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,13 +42,14 @@ def handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with _terminate_as_interrupt():
+                return func(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors: click reports them itself (exit 2)
         except ExtractMlflowError as exc:
             _fail(str(exc))
-        except KeyboardInterrupt:
-            _fail("interrupted")
+        except KeyboardInterrupt as exc:
+            _fail(f"interrupted: {exc}" if str(exc) else "interrupted")
         except RecursionError:
             _fail("input nested too deeply to score")
         except MemoryError:
@@ -61,6 +65,24 @@ def handle_errors(func: F) -> F:
             )
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job, `kill`) raises KeyboardInterrupt, like Ctrl-C: a run being
+    logged is then ended KILLED and named, not left RUNNING."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def output_options(func: F) -> F:

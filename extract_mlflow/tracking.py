@@ -697,7 +697,8 @@ class Tracker:
             self._stack.enter_context(using_tracking_uri(self.uri))
             from mlflow import MlflowClient
 
-            self._client = MlflowClient(tracking_uri=self.uri)
+            with tracking_errors(self.uri):  # e.g. MLflow refuses a file store (a bare path)
+                self._client = MlflowClient(tracking_uri=self.uri)
         except BaseException:
             self._stack.close()
             raise
@@ -820,14 +821,19 @@ class Tracker:
 
     @contextlib.contextmanager
     def run_scope(self, target: RunTarget) -> Iterator[None]:
-        """End an owned run FINISHED on success; FAILED (KILLED on Ctrl-C) on any error, which
-        is re-raised as a one-line TrackingError naming the run."""
+        """End an owned run FINISHED on success; FAILED on any error, which is re-raised as a
+        one-line TrackingError naming the run; KILLED on Ctrl-C (or SIGTERM in the CLI), the
+        KeyboardInterrupt then naming the run. When the run cannot be ended (the server froze)
+        the message says it is left unfinished."""
         try:
             with self.errors():
                 yield
-        except KeyboardInterrupt:
-            self._terminate(target, "KILLED")
-            raise
+        except KeyboardInterrupt as exc:
+            if not target.owned:
+                raise
+            marked = self._terminate(target, "KILLED")
+            state = "marked KILLED" if marked else "left unfinished (RUNNING)"
+            raise KeyboardInterrupt(f"MLflow run {target.run_id} {state}") from exc
         except Exception as exc:
             if not target.owned:
                 raise

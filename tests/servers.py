@@ -27,9 +27,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     release: threading.Event
     frozen: threading.Event
+    hung: threading.Event
     requests: list[str]
     freeze_when: Callable[[str, str], bool]
     fail_when: Callable[[str, str], bool]
+    hang_when: Callable[[str, str], bool]
     upstream: str
 
 
@@ -47,7 +49,10 @@ class _HangingHandler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/health":
             self._answer(200, b"OK", {"Content-Type": "text/plain"})
             return
-        self.server.frozen.set()
+        self._hang()
+
+    def _hang(self) -> None:
+        self.server.hung.set()
         self.server.release.wait(HANG_SECONDS)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
@@ -72,10 +77,11 @@ class _FreezingProxy(_HangingHandler):
     def _handle(self) -> None:
         body = self._read_body()
         self.server.requests.append(f"{self.command} {self.path}")
-        if self.server.frozen.is_set() and self.path.rstrip("/") != "/health":
-            self.server.release.wait(HANG_SECONDS)
+        health = self.path.rstrip("/") == "/health"
+        if not health and (self.server.frozen.is_set() or self.server.hang_when(*self._call())):
+            self._hang()
             return
-        if self.server.fail_when(self.command, self.path):
+        if self.server.fail_when(*self._call()):
             self._answer(500, b"broken on purpose", {"Content-Type": "text/plain"})
             return
         target = urllib.parse.urlsplit(self.server.upstream)
@@ -88,10 +94,13 @@ class _FreezingProxy(_HangingHandler):
             data = resp.read()
         finally:
             conn.close()
-        if self.server.freeze_when(self.command, self.path):
+        if self.server.freeze_when(*self._call()):
             self.server.frozen.set()
         keep = {"content-type"}
         self._answer(resp.status, data, {k: v for k, v in resp.getheaders() if k.lower() in keep})
+
+    def _call(self) -> tuple[str, str]:
+        return self.command, self.path
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
@@ -101,6 +110,7 @@ def _serve(handler: type[BaseHTTPRequestHandler], **attrs: object) -> Iterator[_
     server = _Server(("127.0.0.1", 0), handler)
     server.release = threading.Event()
     server.frozen = threading.Event()
+    server.hung = threading.Event()
     server.requests = []
     for key, value in attrs.items():
         setattr(server, key, value)
@@ -131,8 +141,16 @@ def hanging_server() -> Iterator[_Server]:
 def freezing_proxy(upstream: str, freeze_when: Callable[[str, str], bool]) -> Iterator[_Server]:
     """A proxy to `upstream` that freezes after the first forwarded request for which
     `freeze_when(method, path)` is true (that request is still answered). Set the server's
-    `fail_when(method, path)` to answer matching requests with HTTP 500 instead."""
-    attrs = {"upstream": upstream, "freeze_when": freeze_when, "fail_when": lambda _m, _p: False}
+    `fail_when(method, path)` to answer matching requests with HTTP 500 instead, and its
+    `hang_when(method, path)` to hang on matching requests only. `hung` is set once a request
+    hangs."""
+    never = lambda _m, _p: False  # noqa: E731
+    attrs = {
+        "upstream": upstream,
+        "freeze_when": freeze_when,
+        "fail_when": never,
+        "hang_when": never,
+    }
     with _serve(_FreezingProxy, **attrs) as server:
         yield server
 

@@ -278,6 +278,7 @@ def test_redaction_hides_userinfo_and_secret_values(monkeypatch: pytest.MonkeyPa
 
 
 # -- item 8: hangs ------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["score", "compare", "score-iterations"])
 def test_server_that_hangs_after_health_fails_within_the_timeout(
     tmp_path: Path, command: str
@@ -293,12 +294,13 @@ def test_server_that_hangs_after_health_fails_within_the_timeout(
         (tmp_path / "01" / "pred.jsonl").write_text(Path(BASELINE).read_text(encoding="utf-8"))
     with hanging_server() as server:
         proc = run_cli([*args, "--tracking-uri", uri_of(server), "--timeout", "2"], tmp_path)
-        assert server.frozen.is_set()  # the probe passed and an API call hung
+        assert server.hung.is_set()  # the probe passed and an API call hung
     assert proc.returncode == 2, proc.stderr
     error_line(proc.stderr, uri_of(server), "did not answer in time")
 
 
 @pytest.mark.server
+@pytest.mark.slow
 def test_server_frozen_mid_logging_names_the_unfinished_run(
     mlflow_env: Path, mlflow_server: MlflowServer, tmp_path: Path
 ) -> None:
@@ -347,7 +349,7 @@ def test_killed_mid_logging_is_reported_by_the_next_score(
             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         try:
-            assert px.frozen.wait(PROCESS_TIMEOUT), "score never reached the metrics"
+            assert px.hung.wait(PROCESS_TIMEOUT), "score never reached the metrics"
             proc.send_signal(signal.SIGKILL)  # no chance to clean up
             proc.wait(PROCESS_TIMEOUT)
         finally:
@@ -364,6 +366,35 @@ def test_killed_mid_logging_is_reported_by_the_next_score(
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 1 and run.info.run_id in warnings[0], err
     assert json.loads(out)["run_id"] != run.info.run_id
+
+
+@pytest.mark.server
+def test_terminated_mid_logging_ends_the_run_killed_and_names_it(
+    mlflow_env: Path, mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    """SIGTERM (a cancelled CI job) while the metrics hang: the run ends KILLED, not RUNNING."""
+    experiment = f"terminated-{free_port()}"
+    with freezing_proxy(mlflow_server.uri, lambda _m, _p: False) as px:
+        px.hang_when = lambda _m, path: "log-batch" in path
+        env = {**os.environ}
+        env.pop("MLFLOW_TRACKING_URI", None)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "extract_mlflow", "score", GOLD, BASELINE,
+             "--tracking-uri", uri_of(px), "--experiment", experiment, "--timeout", "60"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert px.hung.wait(PROCESS_TIMEOUT), "score never reached the metrics"
+            proc.terminate()
+            _, stderr = proc.communicate(timeout=PROCESS_TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 2, stderr
+    (run,) = runs_of(mlflow_server.uri, experiment)
+    error_line(stderr, "interrupted", run.info.run_id, "marked KILLED")
+    assert run.info.status == "KILLED"
 
 
 @pytest.mark.server
