@@ -361,7 +361,7 @@ def score(
     failures = check_score_gates(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
-        from .tracking import log_report
+        from .tracking import display_uri, log_report
 
         quiet_mlflow()
         logged = log_report(
@@ -381,7 +381,7 @@ def score(
         warning = logged.unfinished_warning()
         if warning is not None:
             click.echo(f"warning: {warning}", err=True)
-        click.echo(f"logged run {logged.run_id} to {logged.to_dict()['tracking_uri']}", err=True)
+        click.echo(f"logged run {logged.run_id} to {display_uri(logged.tracking_uri)}", err=True)
     emit(_render_report(report, fmt, extra), out)
     for failure in failures:
         click.echo(f"gate failed: {failure}", err=True)
@@ -433,6 +433,9 @@ def score_iterations(
         params=params,
         tags=tags,
     )
+    warning = result.parent.unfinished_warning()
+    if warning is not None:
+        click.echo(f"warning: {warning}", err=True)
     data = result.to_dict()
     if fmt == "json":
         text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"

@@ -117,12 +117,12 @@ class LoggedRun:
         """The run's page in the MLflow UI, for an HTTP tracking server (no credentials)."""
         if urlsplit(self.tracking_uri).scheme not in ("http", "https"):
             return None
-        base = redact(split_credentials(self.tracking_uri)[0]).rstrip("/")
+        base = display_uri(self.tracking_uri).rstrip("/")
         return f"{base}/#/experiments/{self.experiment_id}/runs/{self.run_id}"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["tracking_uri"] = redact(split_credentials(self.tracking_uri)[0])
+        out["tracking_uri"] = display_uri(self.tracking_uri)
         out["url"] = self.url
         out["unfinished_runs"] = list(self.unfinished_runs) or None
         return {k: v for k, v in out.items() if v is not None}
@@ -166,6 +166,15 @@ def redact(text: str) -> str:
     for secret in sorted(_known_secrets(), key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
+
+
+def display_uri(uri: str) -> str:
+    """`uri` as it may be shown: without userinfo, every known secret redacted.
+
+    >>> display_uri("https://u:pw-123456@mlflow.example.com")
+    'https://mlflow.example.com'
+    """
+    return redact(split_credentials(uri)[0])
 
 
 def _known_secrets() -> set[str]:
