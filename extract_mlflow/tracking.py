@@ -4,14 +4,23 @@ This is the only module that imports mlflow, and always inside functions: ``impo
 seconds and ``extract-mlflow --help`` must stay fast.
 
 A run written by :func:`log_report` holds every metric of the report (batched within MLflow's
-per-call limits), the params and signature tag of DESIGN.md, the tag MLflow's own evaluations
-carry (``mlflow.runType = genai_evaluate``, so the UI lists it under evaluation runs), the gold set
-as a dataset input, the ``eval/`` artifacts, and the per-document results as an MLflow table.
+per-call limits), the params and signature tag of the evaluation, the tag MLflow's own
+evaluations carry (``mlflow.runType = genai_evaluate``, so the UI lists it under evaluation
+runs), the gold set as a dataset input, the ``eval/`` artifacts, and the per-document results as
+an MLflow table. User tags in the ``mlflow.``/``extract_mlflow.`` namespaces and user params
+named like ours are refused, so nobody can forge how a run was scored.
 
-Failure is explicit: an unreachable HTTP server is detected by one short ``/health`` probe before
-any MLflow call (:func:`check_reachable`), MLflow's HTTP retries are turned low for the duration,
-and a run this module started ends FAILED (never RUNNING) when anything goes wrong after it was
-created. Every such failure is a :class:`~extract_mlflow.errors.TrackingError` with one line.
+Failure is explicit: a malformed URI is refused before anything is contacted
+(:func:`check_tracking_uri`), an unreachable HTTP server is detected by one short ``/health``
+probe before any MLflow call (:func:`check_reachable`), every call is bounded by a timeout, its
+retries included (:func:`request_timeout`, default 30 s), and a run this module started ends
+FAILED (KILLED on an interrupt) when anything goes wrong after it was created; when even that is
+impossible the message says the run is left unfinished, and the next run in that experiment
+reports it. Every such failure is a :class:`~extract_mlflow.errors.TrackingError` with one line.
+
+Credentials in the URI (``http://user:password@host``) are handed to MLflow as its basic-auth
+environment variables for the duration and stripped from the URI; :func:`redact` keeps them,
+and ``MLFLOW_TRACKING_PASSWORD``/``_TOKEN``, out of every message, param, tag and artifact.
 
 >>> logged = log_report(report, experiment="invoices", prompts=["prompt.txt"])  # doctest: +SKIP
 >>> logged.run_id  # doctest: +SKIP
