@@ -802,7 +802,7 @@ class Tracker:
     def unfinished_runs(self, experiment_id: str) -> tuple[str, ...]:
         """Runs of the experiment that this tool started (they carry the signature tag) and that
         are still RUNNING: crashed mid-logging, or logging right now. One small search; a store
-        that cannot search gives ()."""
+        that refuses the filter gives () (a store that does not answer raises, as any call)."""
         from mlflow.exceptions import MlflowException
 
         query = f"attributes.status = 'RUNNING' and tags.`{SIGNATURE_TAG}` LIKE 'extract_mlflow:%'"
@@ -811,6 +811,8 @@ class Tracker:
                 [experiment_id], query, max_results=UNFINISHED_LIMIT, order_by=["start_time DESC"]
             )
         except MlflowException as exc:
+            if exc.error_code not in ("INVALID_PARAMETER_VALUE", "BAD_REQUEST"):
+                raise
             log.debug("could not look for unfinished runs: %s", one_line(exc))
             return ()
         return tuple(str(r.info.run_id) for r in runs)
