@@ -340,10 +340,12 @@ def score(
     from .gates_simple import check_score_gates
     from .scoring import evaluate
 
-    if not no_log:
-        from .tracking import check_reachable, resolve_tracking_uri
+    if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
+        from .tracking import check_reachable, check_user_keys, resolve_tracking_uri
 
-        check_reachable(resolve_tracking_uri(tracking_uri))  # fail fast, before scoring
+        uri = resolve_tracking_uri(tracking_uri)
+        check_user_keys(params, tags)
+        check_reachable(uri)
     report = evaluate(
         gold,
         pred,
