@@ -6,11 +6,14 @@ stderr, no traceback).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,7 +34,9 @@ def say(line: str) -> None:
 
 
 def _fail(message: str) -> None:
-    say(f"error: {message}")
+    from .tracking import redact  # light: mlflow is only imported inside its functions
+
+    say(f"error: {redact(message)}")  # never a credential
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -41,13 +46,14 @@ def handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with _terminate_as_interrupt():
+                return func(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors: click reports them itself (exit 2)
         except ExtractMlflowError as exc:
             _fail(str(exc))
-        except KeyboardInterrupt:
-            _fail("interrupted")
+        except KeyboardInterrupt as exc:
+            _fail(f"interrupted: {exc}" if str(exc) else "interrupted")
         except RecursionError:
             _fail("input nested too deeply to score")
         except MemoryError:
@@ -63,6 +69,24 @@ def handle_errors(func: F) -> F:
             )
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job, `kill`) raises KeyboardInterrupt, like Ctrl-C: a run being
+    logged is then ended KILLED and named, not left RUNNING."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def output_options(func: F) -> F:
@@ -166,12 +190,38 @@ def tracking_options(func: F) -> F:
                 multiple=True,
                 metavar="KEY=VALUE",
                 callback=_key_values("--tag"),
-                help="Extra run tag (repeatable), e.g. team=docs.",
+                help="Extra run tag (repeatable), e.g. team=docs. Keys starting with 'mlflow.' "
+                "or 'extract_mlflow.' are refused.",
             ),
         ]
     ):
         func = decorator(func)
-    return func
+    return timeout_option(func)
+
+
+def timeout_option(func: F) -> F:
+    """`--timeout`: shared by every command that talks to a tracking server."""
+    from .tracking import DEFAULT_TIMEOUT  # light: mlflow is only imported inside functions
+
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        expose_value=False,
+        callback=_use_timeout,
+        help="Give up on a tracking server call (its retries included) after about this many "
+        f"seconds [default: {DEFAULT_TIMEOUT:g}, or MLflow's MLFLOW_HTTP_REQUEST_* settings].",
+    )(func)
+
+
+def _use_timeout(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    """Make `--timeout` the bound of every tracking call of this command (reset at its end)."""
+    if value is None:
+        return
+    from .tracking import request_timeout
+
+    ctx.with_resource(request_timeout(value))
 
 
 def quiet_mlflow() -> None:
@@ -303,10 +353,12 @@ def score(
     from .gates_simple import check_score_gates
     from .scoring import evaluate
 
-    if not no_log:
-        from .tracking import check_reachable, resolve_tracking_uri
+    if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
+        from .tracking import check_reachable, check_user_keys, resolve_tracking_uri
 
-        check_reachable(resolve_tracking_uri(tracking_uri))  # fail fast, before scoring
+        uri = resolve_tracking_uri(tracking_uri)
+        check_user_keys(params, tags)
+        check_reachable(uri)
     report = evaluate(
         gold,
         pred,
@@ -328,7 +380,7 @@ def score(
     failures = check_score_gates(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
-        from .tracking import log_report
+        from .tracking import display_uri, log_report
 
         quiet_mlflow()
         logged = log_report(
@@ -345,7 +397,10 @@ def score(
         extra["run_id"] = logged.run_id
         if logged.model_version is not None:
             extra["model_version"] = logged.model_version
-        say(f"logged run {logged.run_id} to {logged.tracking_uri}")
+        unfinished = logged.unfinished_warning()
+        if unfinished is not None:
+            say(f"warning: {unfinished}")
+        say(f"logged run {logged.run_id} to {display_uri(logged.tracking_uri)}")
     emit(_render_report(report, fmt, extra), out)
     for failure in failures:
         say(f"gate failed: {failure}")
@@ -397,6 +452,9 @@ def score_iterations(
         params=params,
         tags=tags,
     )
+    warning = result.parent.unfinished_warning()
+    if warning is not None:
+        say(f"warning: {warning}")
     data = result.to_dict()
     if fmt == "json":
         text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
@@ -494,6 +552,7 @@ def _echo_failures(comparison: Any) -> None:
 @click.argument("baseline")
 @click.argument("candidate")
 @gate_options
+@timeout_option
 @output_options
 @handle_errors
 def compare_command(
@@ -547,6 +606,7 @@ def compare_command(
     help="The alias to move to VERSION when it passes.",
 )
 @gate_options
+@timeout_option
 @output_options
 @handle_errors
 def promote(
@@ -609,6 +669,7 @@ def promote(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Example folder (default: the bundled examples/invoices).",
 )
+@timeout_option
 @output_options
 @handle_errors
 def demo(

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .errors import InputError
-from .tracking import LoggedRun, Tracker, is_http, log_report, resolve_tracking_uri
+from .tracking import LoggedRun, Tracker, display_uri, is_http, log_report, resolve_tracking_uri
 
 log = logging.getLogger(__name__)
 
@@ -197,14 +197,14 @@ def run_demo(
                 prompts=[prompt_path],
                 prompt_uris=[prompt_uri] if prompt_uri else [],
                 params={"variant": label, "predictions": pred_file},
-                tags={"extract_mlflow.demo": label},
+                tool_tags={"extract_mlflow.demo": label},
                 register=model_name,
                 parent_run_id=parent,
                 reuse_caller_run=False,
             )
             m = report.micro
             runs.append(DemoRun(label, logged, m.f1, m.precision, m.recall, prompt_uri))
-    return DemoResult(uri, None if parent else experiment, model_name, runs)
+    return DemoResult(display_uri(uri), None if parent else experiment, model_name, runs)
 
 
 def _register_prompt(uri: str, text: str, label: str) -> str | None:

@@ -21,6 +21,10 @@ from .errors import InputError
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """A line longer than this (16 MiB) is refused: no real extraction record is that large."""
+MAX_ENDLESS_BYTES = 4 * MAX_LINE_BYTES
+"""An over-long line is skipped (a prediction's becomes a parse failure); one that runs past
+this (64 MiB) without a line end stops reading: an endless stream such as ``/dev/zero`` must
+neither hang nor be read to the end."""
 MAX_DEPTH = 64
 """Objects and lists nested deeper than this are refused (scoring walks them recursively)."""
 
@@ -166,6 +170,12 @@ def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | _Oversiz
                     size += len(rest) - rest.endswith(b"\n")  # the line end not counted
                     if not rest or rest.endswith(b"\n"):
                         break
+                    if size > MAX_ENDLESS_BYTES:
+                        raise InputError(
+                            f"{path}:{lineno}: line runs past {MAX_ENDLESS_BYTES >> 20} MiB "
+                            f"without a line end (over the {MAX_LINE_BYTES >> 20} MiB limit; "
+                            "an endless stream?)"
+                        )
                 yield lineno, _Oversized(raw[:_RECOVER_CHARS], size)
                 continue
             if raw.strip():

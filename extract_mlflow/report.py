@@ -168,6 +168,12 @@ class Report:
     gold_digest: str | None = None
     pred_digest: str | None = None
     scorer_version: str = __version__
+    sources_digest: str | None = None
+    """sha256 of the source texts used for text fidelity (None without sources)"""
+    approvals_digest: str | None = None
+    """sha256 of the reviewer approvals applied (None without approvals)"""
+    profile: str | None = None
+    """the layout profile given for every page (None: each gold line's topic)"""
     tokens_per_doc: float | None = None
     """Σ(input + output tokens) / documents from the predictions' `usage`; None if unrecorded"""
     notes: list[str] = field(default_factory=list)
@@ -284,13 +290,33 @@ class Report:
         return [d for d in ranked if d.counts.fp + d.counts.fn > 0]
 
     def signature(self) -> str:
-        """What makes two evaluations comparable: scorer version, config and gold digests (and
-        the TEDS definition when structure metrics are computed)."""
+        """What makes two evaluations comparable: every input that changes a number.
+
+        Always the scorer version, the config digest (which covers the text key, the slices and
+        every field rule) and the gold digest; then, only when they were given, the layout
+        profile, the digests of the source texts and of the approvals, and the TEDS definition
+        when structure metrics are computed, so runs scored without them keep the signature
+        they always had.
+
+        >>> from extract_mlflow import evaluate
+        >>> evaluate([{"id": 1, "a": 1}], [{"id": 1, "a": 1}]).signature()  # doctest: +ELLIPSIS
+        'extract_mlflow:...|config:...|gold:...'
+        """
         gold = (self.gold_digest or "rows")[:16]
-        out = f"extract_mlflow:{self.scorer_version}|config:{self.config.digest()}|gold:{gold}"
+        parts = [
+            f"extract_mlflow:{self.scorer_version}",
+            f"config:{self.config.digest()}",
+            f"gold:{gold}",
+        ]
+        if self.profile is not None:
+            parts.append(f"profile:{self.profile}")
+        if self.sources_digest is not None:
+            parts.append(f"sources:{self.sources_digest[:16]}")
+        if self.approvals_digest is not None:
+            parts.append(f"approvals:{self.approvals_digest[:16]}")
         if self.structure is not None:
-            out += f"|teds:{self.config.structure.teds}"
-        return out
+            parts.append(f"teds:{self.config.structure.teds}")
+        return "|".join(parts)
 
     def metrics(self) -> dict[str, float]:
         """The flat metric dict logged to MLflow (DESIGN.md keys); n/a scores are left out."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -156,7 +158,32 @@ def score_sets(
         report = _score_sets(gs, ps, config, profile, family_keys)
     report.fidelity = _fidelity(gs, ps, config, extras, family_keys)
     report.structure = _structure(gs, ps, config) if structure else None
+    _record_inputs(report, gs, profile, extras)
     return report
+
+
+def _record_inputs(report: Report, gs: GoldSet, profile: str | None, extras: Extras) -> None:
+    """What the signature needs beyond the config: a digest of in-memory gold rows, the
+    profile, and digests of the source texts actually used and of the approvals."""
+    if report.gold_digest is None:
+        report.gold_digest = content_digest(sorted(gs.docs.items()))
+    report.profile = profile
+    if extras.sources is not None:
+        used = sorted((i, extras.sources[i]) for i in gs.docs if i in extras.sources)
+        report.sources_digest = content_digest(used)
+    if extras.approvals:
+        pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
+        report.approvals_digest = content_digest(pairs)
+
+
+def content_digest(value: Any) -> str:
+    """sha256 of `value` as canonical JSON (what a signature compares, not how it was stored).
+
+    >>> content_digest([["a", "text"]]) == content_digest([["a", "text"]])
+    True
+    """
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _structure_keys(config: Config) -> tuple[str, ...]:

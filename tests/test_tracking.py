@@ -480,7 +480,7 @@ def test_killed_server_fails_fast_with_one_line(
     assert time.monotonic() - started < 10
     message = str(err.value)
     assert "\n" not in message and len(message) < 300
-    assert "could not be marked FAILED: server unreachable" in message
+    assert "left unfinished (RUNNING: it could not be marked FAILED): server unreachable" in message
     assert not server.live_members()
 
     monkeypatch.setattr(Tracker, "log_batches", original)
