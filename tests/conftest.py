@@ -33,6 +33,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "server: needs a real `mlflow server` (started once per session, ~15 s)"
     )
+    config.addinivalue_line(
+        "markers", "slow: takes more than a few seconds; deselect with -m 'not slow'"
+    )
 
 
 def free_port() -> int:
