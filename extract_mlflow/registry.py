@@ -693,7 +693,8 @@ def promotion_tags(
     if verdict == "first":
         text = f"first promotion onto @{alias} with no baseline (--allow-first); {text}"
     elif verdict == "superseded":
-        text = f"superseded: @{alias} moved to version {previous} during the promotion; {text}"
+        moved = f"moved to version {previous}" if previous else "was unset"
+        text = f"superseded: @{alias} {moved} during the promotion; {text}"
     return {
         VERDICT_TAG: verdict,
         SUMMARY_TAG: text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…",
