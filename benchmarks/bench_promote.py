@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,8 @@ class RaceRound:
         for o in self.outcomes:
             if o.code != 0 or o.result is None:
                 continue
-            prev, gated = o.result["previous_version"], o.result["gated_against"]
+            prev = o.result["previous_version"]
+            gated = o.result.get("gated_against", prev)
             if prev != gated:
                 return f"version {o.version} moved the alias from {prev}, gated against {gated}"
             if prev in moves:
@@ -130,7 +132,8 @@ class RaceRound:
             found.append(f"final holder {self.final}, best version {self.best}")
         for o in self.outcomes:
             if o.code not in (0, 1):
-                found.append(f"version {o.version} exited {o.code}: {o.stderr.strip()[-300:]}")
+                last = (o.stderr.strip().splitlines() or [""])[-1][:200]
+                found.append(f"version {o.version} exited {o.code}: {last}")
             elif o.code == 1 and o.verdict not in ("failed", "superseded"):
                 found.append(f"version {o.version} lost (exit 1) but is tagged {o.verdict}")
             elif o.code == 0 and o.verdict not in ("passed", "first"):
@@ -192,8 +195,8 @@ def race_round(
     procs = []
     for r in shuffled:
         cmd = _promote_cmd(uri, model, version_of[r.run_id], seed_holder is None)
-        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        procs.append((r, subprocess.Popen(cmd, text=True, env=env, **pipes)))
+        pipe = subprocess.PIPE
+        procs.append((r, subprocess.Popen(cmd, text=True, env=env, stdout=pipe, stderr=pipe)))
     outcomes = []
     for r, proc in procs:
         out, err = proc.communicate(timeout=timeout)
@@ -240,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         total = time.perf_counter() - t0
     broken = [r for r in done if r.problems()]
     codes = [o.code for r in done for o in r.outcomes]
+    verdicts = Counter(str(o.verdict) for r in done for o in r.outcomes)
     print(
         f"{len(done)} rounds of {args.racers} concurrent promotes in {total:.0f} s "
         f"(mean {sum(r.seconds for r in done) / max(len(done), 1):.1f} s a round): "
@@ -247,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         f"0×{codes.count(0)} 1×{codes.count(1)} 2×{codes.count(2)} other×"
         f"{len(codes) - codes.count(0) - codes.count(1) - codes.count(2)}"
     )
+    print("verdict tags: " + ", ".join(f"{k} {n}" for k, n in sorted(verdicts.items())))
     return 0
 
 
