@@ -34,8 +34,10 @@ wall-clock expiry. A promote
    there is tagged ``failed`` and stops, as if it had run before whatever moves the alias next);
 2. takes the lease: it reads the tag and, when no unexpired lease is there, writes its own token,
    waits ``settle`` seconds, and reads the tag back; it owns the lease only if its token is still
-   there. Otherwise (or when another lease is unexpired) it waits with bounded, jittered backoff
-   and tries again, up to ``timeout`` seconds (then exit 2, naming the holder of the lease);
+   there. Otherwise (or when another lease is unexpired, or the server refused the write because
+   another promote wrote the tag at the same moment: two first writes of a tag collide on its
+   unique key) it waits with bounded, jittered backoff and tries again, up to ``timeout``
+   seconds (then exit 2, naming the holder of the lease);
 3. inside the lease: re-reads the holder; if it changed, fetches the new holder and re-gates
    against it; checks that the lease still has ``margin`` seconds to run; moves the alias; reads
    the alias back; tags the version; and releases the lease (``finally``).
@@ -135,6 +137,16 @@ _UNFINISHED_WHY = {
     "FAILED": "ended FAILED",
     "KILLED": "ended KILLED",
 }
+_CONTENDED_CODES = frozenset(
+    {
+        "BAD_REQUEST",
+        "RESOURCE_ALREADY_EXISTS",
+        "ABORTED",
+        "INTERNAL_ERROR",
+        "TEMPORARILY_UNAVAILABLE",
+    }
+)
+"""What MLflow answers when two writes of one new tag collide (SQL unique-key violation)."""
 _EXPERIMENT_CHUNK = 100
 _FORMS = (
     "a run id, runs:/<id>, models:/<name>/<version>, models:/<name>@<alias>, "
@@ -842,6 +854,21 @@ class Registry:
         else:
             self.client.set_registered_model_tag(self.target.name, LEASE_TAG, state.to_text())
 
+    def try_write_lease(self, state: LeaseState) -> bool:
+        """Write the lease tag; False when the server refused the write because another
+        promote wrote the same tag at the same moment (two first writes of a tag race on the
+        server's unique key, and one is rejected). Other errors propagate."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            self.write_lease(state)
+        except MlflowException as exc:
+            if str(exc.error_code) not in _CONTENDED_CODES:
+                raise
+            log.info("lease write on %s refused: %s", self.target.uri, mlflow_message(exc))
+            return False
+        return True
+
     def clear_lease(self) -> None:
         if self.target.kind == "prompt":
             self.client.delete_prompt_tag(self.target.name, LEASE_TAG)
@@ -858,13 +885,16 @@ class Registry:
             state = self.read_lease()
             if state is None or state.expires <= time.time():
                 token = secrets.token_hex(16)
-                self.write_lease(LeaseState(token, time.time() + policy.ttl, _owner()))
-                if time.monotonic() - started <= policy.write_bound:
+                mine = LeaseState(token, time.time() + policy.ttl, _owner())
+                # refused: a concurrent write won the tag, so someone else is taking the lease
+                wrote = self.try_write_lease(mine)
+                in_time = time.monotonic() - started <= policy.write_bound
+                if wrote and in_time:
                     time.sleep(policy.settle)
                     state = self.read_lease()
                     if state is not None and state.token == token:
                         return Lease(token, started, policy.ttl)
-                else:  # too slow to be sure no one entered meanwhile: do not enter
+                elif wrote:  # too slow to be sure no one entered meanwhile: do not enter
                     log.info("lease write on %s took too long; trying again", self.target.uri)
             if time.monotonic() > deadline:
                 held = state.describe() if state is not None else "contended"
