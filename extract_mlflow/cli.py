@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import signal
 import sys
@@ -139,6 +140,13 @@ def _parse_field_min(
     return out
 
 
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Refuse NaN, which every range check lets through (NaN compares false both ways)."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter(f"{value!r} is not a number", param=param)
+    return value
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="extract-mlflow")
 def main() -> None:
@@ -256,7 +264,10 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     help="Key that joins gold and prediction lines (default: the config's id_key, else 'id').",
 )
 @click.option(
-    "--min-f1", type=click.FloatRange(0, 1), help="Gate: exit 1 when micro F1 is below this."
+    "--min-f1",
+    type=click.FloatRange(0, 1),
+    callback=_finite,
+    help="Gate: exit 1 when micro F1 is below this.",
 )
 @click.option(
     "--field-min",
@@ -505,20 +516,34 @@ def gate_options(func: F) -> F:
                 type=int,
                 default=0,
                 show_default=True,
-                help="Seed of the paired bootstrap over documents.",
+                help="Seed of the paired bootstrap over documents (a whole number ≥ 0).",
             ),
             click.option(
                 "--resamples",
-                type=click.IntRange(min=1),
+                type=int,
                 default=1000,
                 show_default=True,
-                help="Bootstrap resamples for the intervals and p-values.",
+                help="Bootstrap resamples for the intervals and p-values (≥ 1).",
+            ),
+            click.option(
+                "--min-documents",
+                type=int,
+                default=30,
+                show_default=True,
+                help="Paired documents a `significant` gate needs; with fewer, such a gate is "
+                "refused (exit 2) rather than passed on a too-wide interval.",
             ),
             click.option(
                 "--allow-incomparable",
                 is_flag=True,
                 help="Compare runs whose extract_mlflow.signature differs (other gold set, "
                 "config or scorer version) instead of refusing with exit 2.",
+            ),
+            click.option(
+                "--allow-unfinished",
+                is_flag=True,
+                help="Use runs that are not FINISHED (RUNNING, SCHEDULED, FAILED, KILLED) "
+                "instead of refusing with exit 2.",
             ),
         ]
     ):
@@ -548,6 +573,12 @@ def _echo_failures(comparison: Any) -> None:
             say(f"gate failed: {reason}")
 
 
+def _refuse_unchecked(comparison: Any) -> None:
+    """Exit 2 with one line when no check was evaluated: such a verdict asserts nothing."""
+    if not comparison.checked:
+        _fail(comparison.unchecked_reason())
+
+
 @main.command("compare")
 @click.argument("baseline")
 @click.argument("candidate")
@@ -565,7 +596,9 @@ def compare_command(
     tracking_uri: str | None,
     seed: int,
     resamples: int,
+    min_documents: int,
     allow_incomparable: bool,
+    allow_unfinished: bool,
     fmt: str,
     out: Path | None,
 ) -> None:
@@ -575,8 +608,10 @@ def compare_command(
     models:/NAME@ALIAS, prompts:/NAME/VERSION or prompts:/NAME@ALIAS (the evaluation run linked
     to that prompt version). Prints per metric both values, the delta and, for count-based
     metrics, a paired-bootstrap interval and p-value; flipped and most regressed documents.
-    Exit 0 when every gate passed, 1 when one failed, 2 for a bad reference, runs scored
-    differently (unless --allow-incomparable) or an unreachable server.
+    Exit 0 when every gate passed, 1 when one failed, 2 for a bad reference, a run that is not
+    FINISHED (unless --allow-unfinished), runs scored differently (unless --allow-incomparable),
+    no gate evaluated (the report is still printed), a significant gate on fewer than
+    --min-documents paired documents, or an unreachable server.
     """
     from .registry import compare_refs
 
@@ -590,8 +625,11 @@ def compare_command(
         seed=seed,
         resamples=resamples,
         allow_incomparable=allow_incomparable,
+        allow_unfinished=allow_unfinished,
+        min_documents=min_documents,
     )
     emit(_render(comparison, fmt), out)
+    _refuse_unchecked(comparison)
     _echo_failures(comparison)
     sys.exit(comparison.exit_code)
 
@@ -605,6 +643,13 @@ def compare_command(
     show_default=True,
     help="The alias to move to VERSION when it passes.",
 )
+@click.option(
+    "--allow-first",
+    is_flag=True,
+    help="When no version holds the alias and no gate can be evaluated without a baseline "
+    "(only --max-drop and other change gates), take the alias anyway; the verdict and the "
+    "version's tags say it was a first promotion with no baseline.",
+)
 @gate_options
 @timeout_option
 @output_options
@@ -613,6 +658,7 @@ def promote(
     name: str,
     version: str,
     alias: str,
+    allow_first: bool,
     gates_file: Path | None,
     min_: tuple[str, ...],
     max_: tuple[str, ...],
@@ -620,15 +666,19 @@ def promote(
     tracking_uri: str | None,
     seed: int,
     resamples: int,
+    min_documents: int,
     allow_incomparable: bool,
+    allow_unfinished: bool,
     fmt: str,
     out: Path | None,
 ) -> None:
     """Move --alias to VERSION of registered model NAME (or of prompt prompts:/NAME) only when
     it passes the gates against the version holding the alias now (with no holder, only the
     absolute thresholds apply). VERSION is tagged with the verdict, a summary and the gate
-    criteria either way. Exit 0 promoted, 1 a gate failed (alias not moved), 2 bad input or an
-    unreachable server.
+    criteria either way. Concurrent promotes of one alias are serialised by a lease on NAME and
+    re-gated against the actual holder before the alias moves. Exit 0 promoted, 1 a gate failed
+    or the promotion was superseded by a concurrent one (alias not moved by it), 2 bad input
+    (including a run that is not FINISHED and no gate evaluated) or an unreachable server.
     """
     from .registry import promote as promote_version
 
@@ -643,6 +693,9 @@ def promote(
         seed=seed,
         resamples=resamples,
         allow_incomparable=allow_incomparable,
+        allow_unfinished=allow_unfinished,
+        allow_first=allow_first,
+        min_documents=min_documents,
     )
     emit(_render(result, fmt), out)
     say(result.headline())

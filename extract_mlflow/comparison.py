@@ -10,6 +10,12 @@ them from a tracking server is the tracking module's job.
 >>> result.passed, round(result.rows[0].delta, 3)
 (True, -0.01)
 
+A comparison is a verdict only when at least one check was evaluated: with no gate, or only
+change checks and no baseline, :attr:`Comparison.passed` is False and
+:attr:`Comparison.exit_code` is 2 ("no gate was evaluated"). A ``significant`` gate needs at
+least ``min_documents`` paired documents (default 30): a bootstrap interval over fewer is too
+wide to tell a real drop from noise, so such a gate is refused (GateError), not passed.
+
 A document is *fully correct* when it was scored (not missing, not a parse failure) with at least
 one true positive and no false positive or negative. Documents that flip between fully correct
 and not are listed both ways; the most regressed documents are those whose F1 fell the most
@@ -24,8 +30,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError
-from .gates import Gate, GateResult, GatesLike, coerce_gates, evaluate_gates, higher_is_better
+from .errors import GateError, InputError
+from .gates import (
+    Gate,
+    GateResult,
+    GatesLike,
+    coerce_gates,
+    evaluate_gates,
+    evaluated_checks,
+    higher_is_better,
+)
 from .keys import keys_from_frame, resolve_metric
 from .render import fmt
 from .stats import (
@@ -43,6 +57,8 @@ if TYPE_CHECKING:
     from .report import Report
 
 TOP_DOCUMENTS = 10
+DEFAULT_MIN_DOCUMENTS = 30  # paired documents a `significant` gate needs
+EXIT_UNCHECKED = 2  # a verdict with no evaluated check: the CLI's "bad input" code
 LIST_LIMIT = 20  # ids shown per list in the markdown and table views
 HEADLINE = (
     "f1",
@@ -170,14 +186,33 @@ class Comparison:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
+    def evaluated(self) -> int:
+        """How many checks were decided (passed or failed); skipped checks do not count."""
+        return evaluated_checks(self.gates)
+
+    @property
+    def checked(self) -> bool:
+        """At least one check was evaluated: the comparison is a verdict."""
+        return self.evaluated > 0
+
+    @property
     def passed(self) -> bool:
-        """Every gate passed (True when there are no gates)."""
-        return all(g.passed for g in self.gates)
+        """At least one check was evaluated and no gate failed (False with no gates)."""
+        return self.checked and all(g.passed for g in self.gates)
 
     @property
     def exit_code(self) -> int:
-        """0 when every gate passed, 1 when one failed (the CLI's codes)."""
+        """0 when every gate passed, 1 when one failed, 2 when no check was evaluated."""
+        if not self.checked:
+            return EXIT_UNCHECKED
         return 0 if self.passed else 1
+
+    def unchecked_reason(self) -> str:
+        """Why no gate was evaluated (one line), for the error the CLI prints."""
+        if not self.gates:
+            return "no gate was evaluated: no gate was given (--gates, --min, --max or --max-drop)"
+        skipped = sorted({s for g in self.gates for s in g.skipped})
+        return "no gate was evaluated: every check was skipped (" + "; ".join(skipped) + ")"
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -191,6 +226,7 @@ class Comparison:
         data: dict[str, Any] = _clean(
             {
                 "passed": self.passed,
+                "evaluated_checks": self.evaluated,
                 "baseline": self.baseline_ref,
                 "candidate": self.candidate_ref,
                 "has_baseline": self.has_baseline,
@@ -265,6 +301,33 @@ def signature_difference(baseline: str | None, candidate: str | None) -> str | N
         if b.get(k) != c.get(k)
     ]
     return "the runs were scored differently (" + "; ".join(diffs) + ")"
+
+
+def check_options(seed: object, resamples: object, min_documents: object) -> None:
+    """An InputError naming the option when a bootstrap setting is out of range: `seed` a whole
+    number ≥ 0 (or None), `resamples` ≥ 1, `min_documents` ≥ 0."""
+    for name, value, low in (
+        ("seed", seed, 0),
+        ("resamples", resamples, 1),
+        ("min_documents", min_documents, 0),
+    ):
+        if value is None and name == "seed":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            option = "--" + name.replace("_", "-")
+            raise InputError(f"{name} ({option}) must be a whole number ≥ {low}, not {value!r}")
+
+
+def check_significance(gates: list[Gate], paired: int, min_documents: int) -> None:
+    """A GateError when a ``significant`` gate would rest on fewer than `min_documents`
+    paired documents (an interval over so few cannot tell a real drop from noise)."""
+    weak = [g.metric for g in gates if g.significant]
+    if weak and paired < min_documents:
+        raise GateError(
+            f"gate {weak[0]!r} is significant = true but only {paired} documents are paired, "
+            f"fewer than min_documents {min_documents} (--min-documents): an interval over so "
+            "few documents lets real drops through; use a plain max_drop or lower --min-documents"
+        )
 
 
 def check_signatures(baseline: str | None, candidate: str | None, allow: bool) -> str | None:
@@ -391,13 +454,17 @@ def build_comparison(
     top: int = TOP_DOCUMENTS,
     baseline_ref: str | None = None,
     candidate_ref: str | None = None,
+    min_documents: int = DEFAULT_MIN_DOCUMENTS,
 ) -> Comparison:
     """Compare two runs given as plain data. ``baseline_metrics=None`` means there is no
     baseline (a first promotion): only absolute thresholds apply, other checks are skipped.
 
     Raises :class:`IncomparableRunsError` when the signatures differ (or one is missing)
-    unless ``allow_incomparable``, and :class:`~extract_mlflow.errors.ConfigError` for bad gates.
+    unless ``allow_incomparable``, :class:`~extract_mlflow.errors.ConfigError` for bad gates,
+    InputError for a bad `seed`, `resamples` or `min_documents`, and GateError when a
+    ``significant`` gate would rest on fewer than `min_documents` paired documents.
     """
+    check_options(seed, resamples, min_documents)
     gate_list = _name_fields(coerce_gates(gates), baseline_frame, candidate_frame)
     has_baseline = baseline_metrics is not None
     notes: list[str] = []
@@ -413,6 +480,7 @@ def build_comparison(
         boot = paired_bootstrap(
             baseline_frame, candidate_frame, resamples=resamples, seed=seed, confidence=confidence
         )
+        check_significance(gate_list, boot.paired, min_documents)
         docs = document_view(baseline_frame, candidate_frame, top)
         notes += _bootstrap_notes(boot)
     elif has_baseline:
@@ -468,6 +536,7 @@ def compare(
     allow_incomparable: bool = False,
     confidence: float = DEFAULT_CONFIDENCE,
     top: int = TOP_DOCUMENTS,
+    min_documents: int = DEFAULT_MIN_DOCUMENTS,
 ) -> Comparison:
     """Compare a candidate with a baseline (each a :class:`ScoredRun` or a
     :class:`~extract_mlflow.report.Report`; ``baseline=None`` when there is none). ``gates``:
@@ -490,6 +559,7 @@ def compare(
         top=top,
         baseline_ref=None if base is None else base.ref,
         candidate_ref=cand.ref,
+        min_documents=min_documents,
     )
 
 
@@ -519,8 +589,8 @@ def _p(row: MetricRow) -> str:
 def verdict(c: Comparison) -> str:
     """One line: passed or failed, and how many gates."""
     total, failed = len(c.gates), len(c.failed_gates)
-    if not total:
-        return "PASSED (no gates)"
+    if not c.checked:
+        return "NOT GATED: no gate was evaluated"
     if failed:
         return f"FAILED: {failed} of {total} gated metric{'s' if total != 1 else ''} failed"
     if total == 1:
@@ -558,7 +628,7 @@ def _md_ids(ids: tuple[str, ...]) -> str:
 
 
 def _markdown(c: Comparison) -> str:
-    mark = "✅" if c.passed else "❌"
+    mark = "✅" if c.passed else ("⚠️" if not c.checked else "❌")
     lines = [f"## {mark} extract_mlflow compare: {verdict(c)}", "", _sides(c)]
     if c.failed_gates:
         lines += ["", "### Failing gates", ""]

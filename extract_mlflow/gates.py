@@ -30,6 +30,11 @@ except those matching :data:`LOWER_IS_BETTER` (``parse_failure_rate``, ``halluci
 A metric missing from the candidate fails its gate; missing from the baseline, it fails the
 gate's change and drop checks. With no baseline run at all (a first promotion) those checks are
 reported as skipped. A glob that matches no metric fails.
+
+Every check is *evaluated* (passed or failed) or *skipped*; :func:`evaluated_checks` counts the
+evaluated ones. A verdict resting on zero evaluated checks asserts nothing, so the comparison
+built on these results refuses to call it a pass. A gates file that defines no gate is refused
+when it is read.
 """
 
 from __future__ import annotations
@@ -139,6 +144,11 @@ class Check:
     passed: bool | None
     detail: str
 
+    @property
+    def evaluated(self) -> bool:
+        """True when the check was decided (passed or failed), False when it was skipped."""
+        return self.passed is not None
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "passed": self.passed, "detail": self.detail}
 
@@ -167,6 +177,11 @@ class GateResult:
     def skipped(self) -> list[str]:
         return [c.detail for c in self.checks if c.passed is None]
 
+    @property
+    def evaluated(self) -> int:
+        """How many of its checks were decided (not skipped)."""
+        return sum(c.evaluated for c in self.checks)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "gate": self.gate.model_dump(exclude_none=True),
@@ -176,6 +191,7 @@ class GateResult:
             "candidate": self.candidate,
             "higher_is_better": self.higher_is_better,
             "reasons": self.reasons,
+            "evaluated": self.evaluated,
             "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -219,7 +235,12 @@ def load_gates(path: str | Path) -> list[Gate]:
     """Read a gates file: TOML (``[[gate]]`` tables) or, for ``.json``, JSON."""
     p = Path(path)
     data = read_settings(p, "gates file")
-    return gates_from_data(data, str(p))
+    gates = gates_from_data(data, str(p))
+    if not gates:
+        raise ConfigError(
+            f"{p}: the gates file defines no gate ([[gate]] tables), so no gate was evaluated"
+        )
+    return gates
 
 
 def _split_shortcut(option: str, item: str) -> tuple[str, float]:
@@ -228,8 +249,12 @@ def _split_shortcut(option: str, item: str) -> tuple[str, float]:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not sep or not metric.strip() or not math.isfinite(value):
+    if not sep or not metric.strip():
         raise ConfigError(f"{option} {item!r}: expected METRIC=NUMBER, e.g. 'f1=0.8'")
+    if not math.isfinite(value):
+        raise ConfigError(
+            f"{option} {item!r}: expected METRIC=NUMBER with a finite number, e.g. 'f1=0.8'"
+        )
     return metric.strip(), value
 
 
@@ -465,6 +490,12 @@ def _prediction_only(name: str, baseline: Mapping[str, float] | None) -> bool:
     if m is None or baseline is None:
         return False
     return f"field_recall/{m.group('path')}" not in baseline
+
+
+def evaluated_checks(results: Iterable[GateResult]) -> int:
+    """How many checks of `results` were decided (passed or failed); 0 means the gates
+    checked nothing (e.g. only change checks, and no baseline)."""
+    return sum(r.evaluated for r in results)
 
 
 def evaluate_gates(

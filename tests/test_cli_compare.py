@@ -70,7 +70,7 @@ def test_improved_candidate_exits_0_with_a_gates_file(world: World, tmp_path: Pa
     report = tmp_path / "compare.json"
     code, out, err = cli(
         "compare", world.baseline, f"runs:/{world.improved}", "--tracking-uri", world.uri,
-        "--gates", str(gates), "--seed", "7", "--resamples", "250",
+        "--gates", str(gates), "--seed", "7", "--resamples", "250", "--min-documents", "10",
         "--format", "json", "--out", str(report),
     )  # fmt: skip
     assert code == 0, err
@@ -89,7 +89,7 @@ def test_improved_candidate_exits_0_with_a_gates_file(world: World, tmp_path: Pa
 def test_refs_resolved_through_aliases(world: World) -> None:
     code, out, err = cli(
         "compare", f"models:/{world.model}@champion", f"prompts:/{world.prompt}@champion",
-        "--tracking-uri", world.uri, "--format", "json",
+        "--tracking-uri", world.uri, "--format", "json", "--max-drop", "f1=0.01",
     )  # fmt: skip
     assert code == 0, err
     data = json.loads(out)
@@ -197,7 +197,7 @@ def test_promote_a_prompt_with_a_gates_file(world: World, tmp_path: Path) -> Non
     client.set_prompt_alias(name, "production", 1)
     code, out, err = cli(
         "promote", f"prompts:/{name}", "2", "--alias", "production", "--gates", str(gates),
-        "--tracking-uri", world.uri,
+        "--tracking-uri", world.uri, "--min-documents", "10",
     )  # fmt: skip
     assert code == 0, err
     assert out.startswith(f"promoted prompts:/{name}/2 to @production (was version 1)")

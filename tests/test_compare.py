@@ -71,7 +71,7 @@ def test_comparing_two_reports() -> None:
 def test_a_report_against_itself_passes_and_nothing_flips() -> None:
     r = report({"b": {"id": "b", "total": 21, "vendor": "Bolt", "items": []}})
     gates = [Gate(metric="*", max_drop=0.0), Gate(metric="field_f1/*", significant=True)]
-    result = compare(r, r, gates=gates, resamples=100)
+    result = compare(r, r, gates=gates, resamples=100, min_documents=1)
     assert result.passed and result.comparable
     assert (result.broke, result.fixed, result.regressed) == ((), (), ())
     for row in result.rows:
@@ -114,7 +114,7 @@ def test_a_run_against_itself(
     df = to_frame(rows)
     m = metrics_of(df)
     gates = [Gate(metric="*", max_drop=drop, significant=sig)]
-    result = build_comparison(m, m, df, df, gates, resamples=50, **same_sig())
+    result = build_comparison(m, m, df, df, gates, resamples=50, min_documents=0, **same_sig())
     assert result.passed
     assert all(r.delta == 0 for r in result.rows)
     assert all(
@@ -336,10 +336,22 @@ def test_the_table_view() -> None:
 
 def test_passing_views() -> None:
     r = report({})
+    result = compare(r, r, [Gate(metric="f1", max_drop=0.0)], resamples=20)
+    assert result.passed and result.exit_code == 0 and result.evaluated == 1
+    assert result.to_markdown().startswith(
+        "## ✅ extract_mlflow compare: PASSED: the gated metric passed"
+    )
+    assert result.to_table().startswith("PASSED: the gated metric passed")
+
+
+def test_no_gates_is_no_verdict() -> None:
+    r = report({})
     result = compare(r, r, resamples=20)
-    assert result.passed and result.gates == ()
-    assert result.to_markdown().startswith("## ✅ extract_mlflow compare: PASSED (no gates)")
-    assert result.to_table().startswith("PASSED (no gates)")
+    assert not result.passed and result.gates == () and result.exit_code == 2
+    assert result.to_markdown().startswith("## ⚠️ extract_mlflow compare: NOT GATED")
+    assert result.to_table().startswith("NOT GATED: no gate was evaluated")
+    assert "no gate was given" in result.unchecked_reason()
+    assert result.to_dict()["evaluated_checks"] == 0
 
 
 def test_nan_metrics_become_none() -> None:
