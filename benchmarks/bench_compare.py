@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from extract_mlflow.comparison import build_comparison
+from extract_mlflow.core.keys import metric_key
+from extract_mlflow.evaluation.stats import paired_bootstrap
 from extract_mlflow.gates import Gate
-from extract_mlflow.report import metric_key
-from extract_mlflow.stats import paired_bootstrap
 
 
 def counts_frame(

@@ -31,8 +31,8 @@ from collections import Counter
 from typing import Any
 
 import extract_mlflow
-from extract_mlflow.fidelity import FidelityConfig, score_fidelity
-from extract_mlflow.tokens import SourceIndex
+from extract_mlflow.fidelity.score import FidelityConfig, score_fidelity
+from extract_mlflow.fidelity.tokens import SourceIndex
 
 _PUNCT = [",", ".", ";", ":", "(", ")", "-"]
 _EXTRAS = ["12.5 µM", "37 °C", "0.8 h⁻¹", "1,250.00", "4.2", "99.5%"]

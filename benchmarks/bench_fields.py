@@ -28,13 +28,13 @@ import synth
 
 import extract_mlflow
 from extract_mlflow import Config
-from extract_mlflow.loading import (
+from extract_mlflow.evaluation.evaluate import score_sets
+from extract_mlflow.io.loading import (
     gold_from_rows,
     load_gold,
     load_predictions,
     predictions_from_rows,
 )
-from extract_mlflow.scoring import score_sets
 
 T = TypeVar("T")
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import teds_reference as ref
 
-from extract_mlflow.tables import parse_tables
-from extract_mlflow.teds import timed_teds
+from extract_mlflow.structure.tables import parse_tables
+from extract_mlflow.structure.teds import timed_teds
 
 
 def best_of(repeat: int, fn: Callable[[], float]) -> tuple[float, float]:

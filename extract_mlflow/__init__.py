@@ -22,35 +22,36 @@ from .errors import ConfigError, ExtractMlflowError, GateError, InputError, Trac
 if TYPE_CHECKING:
     from .comparison import Comparison, ScoredRun, compare
     from .config import Config, FieldRule, load_config
-    from .feedback import feedback_text, field_hints
+    from .core.counts import Counts
+    from .evaluation.evaluate import evaluate
     from .gates import Gate, load_gates
-    from .iterations import IterationLogger, log_iterations
-    from .registry import promote
-    from .report import Counts, DocumentResult, FieldResult, Report
-    from .scoring import evaluate
-    from .tracking import LoggedRun, log_report
+    from .report import DocumentResult, FieldResult, Report
+    from .tracking.client import LoggedRun, log_report
+    from .tracking.iterations import IterationLogger, log_iterations
+    from .tracking.promote import promote
+    from .views.feedback import feedback_text, field_hints
 
 _LAZY = {
     "Config": "config",
     "FieldRule": "config",
     "load_config": "config",
-    "Counts": "report",
+    "Counts": "core.counts",
     "DocumentResult": "report",
     "FieldResult": "report",
     "Report": "report",
-    "evaluate": "scoring",
-    "LoggedRun": "tracking",
-    "log_report": "tracking",
-    "IterationLogger": "iterations",
-    "log_iterations": "iterations",
-    "feedback_text": "feedback",
-    "field_hints": "feedback",
+    "evaluate": "evaluation.evaluate",
+    "LoggedRun": "tracking.client",
+    "log_report": "tracking.client",
+    "IterationLogger": "tracking.iterations",
+    "log_iterations": "tracking.iterations",
+    "feedback_text": "views.feedback",
+    "field_hints": "views.feedback",
     "Comparison": "comparison",
     "ScoredRun": "comparison",
     "compare": "comparison",
     "Gate": "gates",
     "load_gates": "gates",
-    "promote": "registry",
+    "promote": "tracking.promote",
 }
 
 __all__ = [

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 import click
 
 from ._version import __version__
+from .core.text import terminal_safe
 from .errors import ConfigError, ExtractMlflowError
-from .render import terminal_safe
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_GATE_FAILED = 1
@@ -35,7 +35,7 @@ def say(line: str) -> None:
 
 
 def _fail(message: str) -> None:
-    from .tracking import redact  # light: mlflow is only imported inside its functions
+    from .tracking.client import redact
 
     say(f"error: {redact(message)}")  # never a credential
     sys.exit(EXIT_BAD_INPUT)
@@ -209,7 +209,7 @@ def tracking_options(func: F) -> F:
 
 def timeout_option(func: F) -> F:
     """`--timeout`: shared by every command that talks to a tracking server."""
-    from .tracking import DEFAULT_TIMEOUT  # light: mlflow is only imported inside functions
+    from .tracking.client import DEFAULT_TIMEOUT
 
     return click.option(
         "--timeout",
@@ -227,7 +227,7 @@ def _use_timeout(ctx: click.Context, param: click.Parameter, value: float | None
     """Make `--timeout` the bound of every tracking call of this command (reset at its end)."""
     if value is None:
         return
-    from .tracking import request_timeout
+    from .tracking.client import request_timeout
 
     ctx.with_resource(request_timeout(value))
 
@@ -361,11 +361,11 @@ def score(
 ) -> None:
     """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field, and log the
     evaluation to MLflow as one run (unless --no-log)."""
-    from .gates_simple import check_score_gates
-    from .scoring import evaluate
+    from .evaluation.evaluate import evaluate
+    from .gates import check_report
 
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
-        from .tracking import check_reachable, check_user_keys, resolve_tracking_uri
+        from .tracking.client import check_reachable, check_user_keys, resolve_tracking_uri
 
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
@@ -388,10 +388,10 @@ def score(
         say(f"warning: {warning}")
     for doc in report.layouts:  # pages are few and large: one progress line each
         say(doc.progress_line())
-    failures = check_score_gates(report, min_f1, field_min)
+    failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
-        from .tracking import display_uri, log_report
+        from .tracking.client import display_uri, log_report
 
         quiet_mlflow()
         logged = log_report(
@@ -447,8 +447,8 @@ def score_iterations(
     """Score a prompt-optimisation loop: FOLDER holds NN/pred.jsonl (+ NN/prompt.txt) per
     iteration. Logs one parent run (a metric step per iteration, trend plots, the best prompt)
     with a child run per iteration."""
-    from .iterations import log_iteration_dir
-    from .tracking import check_reachable, resolve_tracking_uri
+    from .tracking.client import check_reachable, resolve_tracking_uri
+    from .tracking.iterations import log_iteration_dir
 
     check_reachable(resolve_tracking_uri(tracking_uri))
     quiet_mlflow()
@@ -613,7 +613,7 @@ def compare_command(
     no gate evaluated (the report is still printed), a significant gate on fewer than
     --min-documents paired documents, or an unreachable server.
     """
-    from .registry import compare_refs
+    from .tracking.promote import compare_refs
 
     gates = _gates(gates_file, min_, max_, max_drop)
     quiet_mlflow()
@@ -680,7 +680,7 @@ def promote(
     or the promotion was superseded by a concurrent one (alias not moved by it), 2 bad input
     (including a run that is not FINISHED and no gate evaluated) or an unreachable server.
     """
-    from .registry import promote as promote_version
+    from .tracking.promote import promote as promote_version
 
     gates = _gates(gates_file, min_, max_, max_drop)
     quiet_mlflow()
@@ -735,8 +735,8 @@ def demo(
 ) -> None:
     """Log a baseline and an improved run of the bundled invoice example (with prompts),
     register both as model versions, and print a scoreboard and the command to open the UI."""
-    from .demo import run_demo, scoreboard
-    from .tracking import check_reachable, resolve_tracking_uri
+    from .tracking.client import check_reachable, resolve_tracking_uri
+    from .tracking.demo import run_demo, scoreboard
 
     check_reachable(resolve_tracking_uri(tracking_uri))
     quiet_mlflow()

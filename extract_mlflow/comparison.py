@@ -30,7 +30,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .core.keys import keys_from_frame, resolve_metric
+from .core.text import fmt
 from .errors import GateError, InputError
+from .evaluation.stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    Bootstrap,
+    Interval,
+    align,
+    paired_bootstrap,
+)
 from .gates import (
     Gate,
     GateResult,
@@ -39,16 +49,6 @@ from .gates import (
     evaluate_gates,
     evaluated_checks,
     higher_is_better,
-)
-from .keys import keys_from_frame, resolve_metric
-from .render import fmt
-from .stats import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
-    Bootstrap,
-    Interval,
-    align,
-    paired_bootstrap,
 )
 
 if TYPE_CHECKING:

@@ -29,9 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from ._version import __version__
 from .errors import ConfigError
-from .tokens import TOKENIZER_SIGNATURE
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
 FIELD_TYPES: tuple[str, ...] = FieldType.__args__  # type: ignore[attr-defined]
@@ -128,15 +126,6 @@ class FidelityConfig(BaseModel):
         if self.good > self.excellent:
             raise ValueError(f"good ({self.good}) must not exceed excellent ({self.excellent})")
         return self
-
-    def signature(self) -> str:
-        """What makes two fidelity scores comparable (tokeniser, case, thresholds)."""
-        case = "folded" if self.casefold else "kept"
-        ground = "folded" if self.ground_casefold else "kept"
-        return (
-            f"fidelity:{__version__}|tok:{TOKENIZER_SIGNATURE}|case:{case}|ground_case:{ground}"
-            f"|fuzzy:{self.fuzzy_threshold:g}|bands:{self.excellent:g}/{self.good:g}"
-        )
 
 
 class StructureConfig(BaseModel):

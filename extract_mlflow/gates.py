@@ -50,10 +50,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .config import read_settings
-from .errors import ConfigError
+from .core.text import fmt
+from .errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from .stats import Interval
+    from .evaluation.stats import Interval
+    from .report import Report
 
 # Metrics where lower is better (fnmatch patterns over the base name: a slice suffix
 # `_by_<attribute>/<value>` is stripped first). Every other metric is higher-is-better.
@@ -520,3 +522,36 @@ def evaluate_gates(
             interval = (intervals or {}).get(name)
             results.append(evaluate_gate(gate, name, baseline, candidate, interval))
     return results
+
+
+def check_report(
+    report: Report, min_f1: float | None, field_bars: list[tuple[str, float]]
+) -> list[str]:
+    """Every bar the report misses, each as one sentence; empty when all pass.
+
+    A field is named by its path, or by its metric key without the prefix (`line_items.qty`
+    for `line_items[].qty`).
+    An undefined (n/a) or absent field fails its bar and says so. A bar that is not a finite
+    number is refused (:class:`~extract_mlflow.errors.InputError`): NaN compares false both ways,
+    so it would pass every report, and an infinite bar would fail every one.
+    """
+    if min_f1 is not None and not math.isfinite(min_f1):
+        raise InputError(f"min_f1 must be a finite number, not {min_f1!r}")
+    for path, bar in field_bars:
+        if not math.isfinite(bar):
+            raise InputError(f"the bar of field {path!r} must be a finite number, not {bar!r}")
+    failures: list[str] = []
+    if min_f1 is not None:
+        f1 = report.micro.f1
+        if f1 is None or f1 < min_f1:
+            failures.append(f"f1 {fmt(f1)} is below {min_f1:g}")
+    by_key = {suffix: p for p, suffix in report.field_keys().items()}
+    for path, bar in field_bars:
+        real = path if path in report.fields else by_key.get(path.replace("[]", ""))
+        if real is None:
+            failures.append(f"field_f1/{path}: no such field in the report (bar {bar:g})")
+            continue
+        f1 = report.fields[real].counts.f1
+        if f1 is None or f1 < bar:
+            failures.append(f"field_f1/{real} {fmt(f1)} is below {bar:g}")
+    return failures

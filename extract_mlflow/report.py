@@ -8,72 +8,23 @@ Scores are always derived from summed counts (never averaged per document), and 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .config import Config
-from .fields import CATEGORIES, ErrorRecord
-from .keys import field_key, field_keys
-from .keys import metric_key as metric_key  # re-exported: its old home
-from .layout import LayoutResult
+from .core.counts import Counts, ratio
+from .core.keys import field_key, field_keys
+from .fields.scorer import CATEGORIES, ErrorRecord
+from .pages import LayoutResult
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .fidelity import FidelitySummary
-    from .structure import StructureSummary
+    from .fidelity.score import FidelitySummary
+    from .structure.score import StructureSummary
 
 EXAMPLES_PER_FIELD = 5
-
-
-def ratio(num: int, den: int) -> float | None:
-    """num/den, or None when den is 0."""
-    return num / den if den else None
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """True positives, false positives and false negatives, and the scores they give."""
-
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-
-    @property
-    def precision(self) -> float | None:
-        return ratio(self.tp, self.tp + self.fp)
-
-    @property
-    def recall(self) -> float | None:
-        return ratio(self.tp, self.tp + self.fn)
-
-    @property
-    def f1(self) -> float | None:
-        return ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
-
-    def __add__(self, other: Counts) -> Counts:
-        return Counts(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "precision": self.precision,
-            "recall": self.recall,
-            "f1": self.f1,
-        }
-
-    @staticmethod
-    def total(items: Iterable[Counts]) -> Counts:
-        tp = fp = fn = 0
-        for c in items:
-            tp += c.tp
-            fp += c.fp
-            fn += c.fn
-        return Counts(tp, fp, fn)
 
 
 @dataclass
@@ -319,7 +270,8 @@ class Report:
         return "|".join(parts)
 
     def metrics(self) -> dict[str, float]:
-        """The flat metric dict logged to MLflow (DESIGN.md keys); n/a scores are left out."""
+        """The flat metric dict logged to MLflow (the keys of :mod:`extract_mlflow.core.keys`); n/a
+        scores are left out."""
         micro = self.micro
         out: dict[str, float | None] = {
             "precision": micro.precision,
@@ -380,7 +332,7 @@ class Report:
     def _count_intervals(self) -> dict[str, float]:
         import numpy as np
 
-        from .stats import resample_indices, resampled_sums
+        from .evaluation.stats import resample_indices, resampled_sums
 
         s = self.config.structure
         counts = np.array(
@@ -417,7 +369,8 @@ class Report:
         attributes = self.config.structure.slice_by
         if not attributes:
             return {}
-        from .structure import slice_key, slice_labels
+        from .core.keys import slice_key
+        from .structure.score import slice_labels
 
         out: dict[str, float] = {}
         for attribute in attributes:
@@ -569,11 +522,11 @@ class Report:
         return frame
 
     def to_markdown(self) -> str:
-        from .render import report_markdown
+        from .views.markdown import report_markdown
 
         return report_markdown(self)
 
     def to_table(self) -> str:
-        from .render import report_table
+        from .views.markdown import report_table
 
         return report_table(self)

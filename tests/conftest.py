@@ -296,7 +296,7 @@ def assert_run_holds_report(
 
     import pandas as pd
 
-    from extract_mlflow.tracking import (
+    from extract_mlflow.tracking.client import (
         RUN_TYPE_EVALUATION,
         RUN_TYPE_TAG,
         SIGNATURE_TAG,

@@ -1,6 +1,6 @@
 """Plain TEDS references for the tests: lxml parses, apted computes the tree edit distance.
 
-Both are written independently of ``extract_mlflow.tables``/``teds``.
+Both are written independently of ``extract_mlflow.structure.tables``/``teds``.
 
 *Official* (:func:`official_teds`): the definition of the public PubTabNet evaluation
 (ibm-aur-nlp/PubTabNet), as its README and code define it, written here from scratch:

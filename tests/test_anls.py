@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.anls import (
+from extract_mlflow.structure.anls import (
     anls_score,
     normalize_answer,
     normalized_levenshtein,

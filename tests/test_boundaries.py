@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from extract_mlflow.boundaries import match_count, parse_positions, score_boundaries
+from extract_mlflow.structure.boundaries import match_count, parse_positions, score_boundaries
 
 
 def test_without_a_window_boundaries_must_coincide() -> None:

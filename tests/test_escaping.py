@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
-from extract_mlflow.render import terminal_safe
+from extract_mlflow.core.text import terminal_safe
 
 CLEAR = "\x1b[2J"
 EVIL_ID = f"doc{CLEAR}\x07\r\x9b31m"

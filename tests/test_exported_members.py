@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import extract_mlflow
 
 PUBLIC = [
@@ -68,3 +70,19 @@ def test_importing_the_package_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["score", "--help"], ["compare", "--help"]])
+def test_help_stays_light(args: list[str]) -> None:
+    """`extract-mlflow --help` (and a command's help) imports neither mlflow nor the numeric
+    stack, whichever module each command's code lives in."""
+    code = (
+        "import sys\n"
+        "from extract_mlflow.cli import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        "heavy = ('mlflow', 'pandas', 'scipy', 'numpy', 'matplotlib')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage:" in done.stdout
+    assert done.stderr.strip() == "[]"

@@ -10,14 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import evaluate
-from extract_mlflow.feedback import (
-    feedback_text,
-    field_hints,
-    hints_text,
-    leaf_values,
-    weakest_fields,
-)
-from extract_mlflow.loading import load_gold
+from extract_mlflow.core.paths import leaf_values
+from extract_mlflow.io.loading import load_gold
+from extract_mlflow.views.feedback import feedback_text, field_hints, hints_text, weakest_fields
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from extract_mlflow.config import Config, FidelityConfig, FieldRule
 from extract_mlflow.errors import InputError
-from extract_mlflow.fidelity import (
+from extract_mlflow.fidelity.score import (
     EXCELLENT,
     GOOD,
     NEW_VOCABULARY,
@@ -25,14 +25,15 @@ from extract_mlflow.fidelity import (
     ValueFidelity,
     band,
     bleu_proxy,
+    fidelity_signature,
     flags_for,
     glob_regex,
     load_approvals,
     score_fidelity,
     score_text,
 )
-from extract_mlflow.normalize import Comparators
-from extract_mlflow.tokens import SourceIndex
+from extract_mlflow.fidelity.tokens import SourceIndex
+from extract_mlflow.fields.normalize import Comparators
 
 SOURCE = (
     "Annual maintenance, gas boiler. Replacement pressure valve (2 pcs) at 48.50 EUR; "
@@ -259,7 +260,7 @@ def test_globs() -> None:
 
 
 def test_signature_names_what_makes_scores_comparable() -> None:
-    sig = FidelityConfig(casefold=True).signature()
+    sig = fidelity_signature(FidelityConfig(casefold=True))
     assert "tok:nfkc-words-v1" in sig and "case:folded" in sig and "fuzzy:0.9" in sig
 
 

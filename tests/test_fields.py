@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import Config, evaluate
-from extract_mlflow.align import assign, bulk_similarity, flatten_item, pair_identical
-from extract_mlflow.fields import FieldScorer
-from extract_mlflow.normalize import Comparators
+from extract_mlflow.fields.align import assign, bulk_similarity, flatten_item, pair_identical
+from extract_mlflow.fields.normalize import Comparators
+from extract_mlflow.fields.scorer import FieldScorer
 
 # --------------------------------------------------------------------------- hand-computed
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow.errors import ConfigError
+from extract_mlflow.evaluation.stats import Interval
 from extract_mlflow.gates import (
     Gate,
     GateResult,
@@ -24,7 +25,6 @@ from extract_mlflow.gates import (
     load_gates,
     parse_shortcuts,
 )
-from extract_mlflow.stats import Interval
 
 DESIGN_GATES = """\
 [[gate]]
@@ -453,3 +453,44 @@ def test_a_run_against_itself_passes_every_max_drop_gate(
     # and a drop within max_drop passes, in either direction
     if abs(cand - base) <= drop * 0.999 - 1e-9:
         assert one(g, {"m": base}, {"m": cand}).passed
+
+
+def _scored_report() -> Any:
+    from extract_mlflow import Config, evaluate
+
+    gold = [{"id": "a", "total": 1, "items": [{"qty": 2}]}]
+    pred = [{"id": "a", "total": 1, "items": [{"qty": 3}]}]
+    return evaluate(gold, pred, Config())
+
+
+@pytest.mark.parametrize(
+    ("min_f1", "field_bars"),
+    [
+        (math.nan, []),
+        (math.inf, []),
+        (-math.inf, []),
+        (None, [("items[].qty", math.nan)]),
+        (None, [("total", math.inf)]),
+    ],
+)
+def test_check_report_refuses_a_bar_that_is_not_a_finite_number(
+    min_f1: float | None, field_bars: list[tuple[str, float]]
+) -> None:
+    """NaN compares false both ways (it would pass every report), inf fails every one."""
+    from extract_mlflow.errors import InputError
+    from extract_mlflow.gates import check_report
+
+    report = _scored_report()
+    with pytest.raises(InputError, match="finite"):
+        check_report(report, min_f1, field_bars)
+
+
+def test_check_report_reads_finite_bars() -> None:
+    from extract_mlflow.gates import check_report
+
+    report = _scored_report()  # total right, items[].qty wrong: micro F1 0.5
+    assert check_report(report, 0.5, [("total", 1.0)]) == []
+    assert check_report(report, 0.6, [("items.qty", 0.1)]) == [
+        "f1 0.500 is below 0.6",
+        "field_f1/items[].qty 0.000 is below 0.1",
+    ]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from extract_mlflow.config import FieldRule
-from extract_mlflow.fidelity import score_text
-from extract_mlflow.grounding import SourceNumbers, align, missing_ngrams
-from extract_mlflow.normalize import Comparator
-from extract_mlflow.tokens import SourceIndex, tokenize
+from extract_mlflow.fidelity.grounding import SourceNumbers, align, missing_ngrams
+from extract_mlflow.fidelity.score import score_text
+from extract_mlflow.fidelity.tokens import SourceIndex, tokenize
+from extract_mlflow.fields.normalize import Comparator
 
 LINES = """Pos  Description                         Qty  Unit price    Amount
 1    Stainless steel shackles, 12 mm      10        7.90     79.00

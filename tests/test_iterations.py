@@ -14,7 +14,9 @@ from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.errors import InputError, TrackingError
-from extract_mlflow.iterations import (
+from extract_mlflow.report import Report
+from extract_mlflow.tracking.client import PARENT_RUN_TAG, LoggedRun
+from extract_mlflow.tracking.iterations import (
     BEST_TAG,
     ITERATION_TAG,
     Iteration,
@@ -31,8 +33,6 @@ from extract_mlflow.iterations import (
     plot_trend,
     tex_escape,
 )
-from extract_mlflow.report import Report
-from extract_mlflow.tracking import PARENT_RUN_TAG, LoggedRun
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -18,9 +18,14 @@ from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, _validate_metric_name
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.comparison import compare
-from extract_mlflow.keys import FIELD_METRICS, field_keys, metric_key, resolve_metric
-from extract_mlflow.report import metric_key as metric_key_at_its_old_home
-from extract_mlflow.structure import slice_key
+from extract_mlflow.core.keys import (
+    FIELD_METRICS,
+    field_keys,
+    metric_key,
+    resolve_metric,
+    slice_key,
+)
+from extract_mlflow.core.keys import metric_key as metric_key_at_its_old_home
 
 NASTY = ["p/q", "p_q", "x[]", "x", "k:1", "k_1", ".", "..", "a/../b", "~", "", " pad ", "é.ü"]
 LONG = ["L" * 300 + "a", "L" * 300 + "b", "L" * 240]
@@ -155,7 +160,7 @@ def test_nasty_paths_log_and_read_back(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    from extract_mlflow.tracking import log_report
+    from extract_mlflow.tracking.client import log_report
 
     report = nasty_report({"k:1": "w"})
     logged = log_report(report, tracking_uri=mlflow_server.uri, experiment="nasty-keys")

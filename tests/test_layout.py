@@ -11,13 +11,7 @@ import pytest
 from extract_mlflow import evaluate
 from extract_mlflow.config import LayoutProfile
 from extract_mlflow.errors import ConfigError
-from extract_mlflow.layout import (
-    check_layout,
-    page_rows,
-    parse_page,
-    read_csv_block,
-    title_key,
-)
+from extract_mlflow.pages import check_layout, page_rows, parse_page, read_csv_block, title_key
 
 PROSE = " ".join(f"word{i}" for i in range(25))  # 25 words: enough for min_words = 20
 PROFILE = LayoutProfile(

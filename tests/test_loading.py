@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import ConfigError, InputError, evaluate
-from extract_mlflow.loading import (
+from extract_mlflow.io.loading import (
     MAX_DEPTH,
     MAX_LINE_BYTES,
     gold_from_rows,

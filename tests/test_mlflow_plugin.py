@@ -15,7 +15,9 @@ from conftest import MlflowServer, assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.errors import ConfigError, InputError
-from extract_mlflow.mlflow_plugin import (
+from extract_mlflow.report import Report
+from extract_mlflow.tracking.client import using_tracking_uri
+from extract_mlflow.tracking.evaluator import (
     EVALUATOR_NAME,
     MODEL_TYPE,
     SCORERS,
@@ -26,8 +28,6 @@ from extract_mlflow.mlflow_plugin import (
     score_pair,
     scorers,
 )
-from extract_mlflow.report import Report
-from extract_mlflow.tracking import using_tracking_uri
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 CONFIG = EXAMPLE / "config.toml"
@@ -140,7 +140,7 @@ def check_models_evaluate(uri: str, frame: pd.DataFrame, reference: Report, tmp_
 
 def evaluate_frame(frame: pd.DataFrame) -> Report:
     from extract_mlflow.config import load_config
-    from extract_mlflow.scoring import score_sets
+    from extract_mlflow.evaluation.evaluate import score_sets
 
     gold, pred = build_sets(list(frame["id"]), list(frame["gold"]), list(frame["pred"]))
     gold.source = "dataset"  # what mlflow.models.evaluate names a DataFrame it was given

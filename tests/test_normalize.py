@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from extract_mlflow.config import Config, FieldRule
-from extract_mlflow.normalize import TYPE_ERROR, Comparator, Comparators, as_text, is_absent
+from extract_mlflow.core.paths import is_absent
+from extract_mlflow.fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
 
 PATH = "x"
 

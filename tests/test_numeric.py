@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extract_mlflow.numeric import parse_number
+from extract_mlflow.fields.numeric import parse_number
 
 finite_floats = st.floats(allow_nan=False, allow_infinity=False)
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.comparison import compare
-from extract_mlflow.loading import load_predictions
+from extract_mlflow.io.loading import load_predictions
 
 GOLD = b'{"id": "a", "total": 1}\n{"id": "b", "total": 2}\n{"id": "c", "total": 3}\n'
 GOOD = b'{"id": "a", "total": 1}\n{"id": "b", "total": 2}\n{"id": "c", "total": 3}\n'
@@ -100,7 +100,7 @@ def test_garbage_fails_a_max_parse_failure_rate_gate_in_the_cli(
 
 
 def test_a_list_row_fails_the_document_it_names() -> None:
-    from extract_mlflow.loading import predictions_from_rows
+    from extract_mlflow.io.loading import predictions_from_rows
 
     rows: list[Any] = [[{"id": "b", "total": 2}], 3, '[{"id": "c"}]']
     ps = predictions_from_rows(rows)

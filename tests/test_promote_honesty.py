@@ -33,7 +33,8 @@ from test_registry import (
 )
 
 from extract_mlflow.errors import GateError, InputError, TrackingError
-from extract_mlflow.registry import (
+from extract_mlflow.tracking.client import log_report
+from extract_mlflow.tracking.promote import (
     BASELINE_TAG,
     LEASE_TAG,
     SUMMARY_TAG,
@@ -45,7 +46,6 @@ from extract_mlflow.registry import (
     compare_refs,
     promote,
 )
-from extract_mlflow.tracking import log_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

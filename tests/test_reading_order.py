@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import kendalltau
 
-from extract_mlflow.reading_order import (
+from extract_mlflow.structure.reading_order import (
     Block,
     coverage,
     cross_page_links,

@@ -1,4 +1,4 @@
-"""Comparing and promoting runs on a tracking server (extract_mlflow.registry): refs parsed
+"""Comparing and promoting runs on a tracking server (extract_mlflow.tracking.promote): refs parsed
 without a server, then every ref form resolved, compared and promoted against a real
 `mlflow server`, with every result read back through MlflowClient. MLflow is never mocked."""
 
@@ -20,7 +20,9 @@ from extract_mlflow import evaluate
 from extract_mlflow.comparison import IncomparableRunsError, ScoredRun, compare
 from extract_mlflow.errors import ConfigError, InputError
 from extract_mlflow.gates import Gate
-from extract_mlflow.registry import (
+from extract_mlflow.report import Report
+from extract_mlflow.tracking.client import SIGNATURE_TAG, log_report, using_tracking_uri
+from extract_mlflow.tracking.promote import (
     ALIAS_TAG,
     BASELINE_TAG,
     CRITERIA_TAG,
@@ -38,8 +40,6 @@ from extract_mlflow.registry import (
     resolve_ref,
     summary,
 )
-from extract_mlflow.report import Report
-from extract_mlflow.tracking import SIGNATURE_TAG, log_report, using_tracking_uri
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 GOLD = EXAMPLE / "gold.jsonl"
@@ -172,7 +172,7 @@ def test_bad_input_fails_before_any_network_call() -> None:
 
 
 def test_importing_registry_does_not_import_mlflow() -> None:
-    code = "import sys, extract_mlflow.registry; print('mlflow' in sys.modules)"
+    code = "import sys, extract_mlflow.tracking.promote; print('mlflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -181,7 +181,8 @@ def test_package_exports_the_gating_api() -> None:
     import importlib
 
     import extract_mlflow
-    from extract_mlflow import gates, registry
+    from extract_mlflow import gates
+    from extract_mlflow.tracking import promote as registry
 
     compare_module = importlib.import_module("extract_mlflow.comparison")
     expected = {

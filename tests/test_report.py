@@ -37,7 +37,7 @@ def test_interval_against_a_plain_bootstrap_loop() -> None:
     """The same resampled documents through a plain loop give the same F1 interval."""
     import numpy as np
 
-    from extract_mlflow.stats import resample_indices
+    from extract_mlflow.evaluation.stats import resample_indices
 
     gold, pred = docs(40)
     r = evaluate(gold, pred)

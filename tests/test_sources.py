@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from extract_mlflow.errors import InputError
-from extract_mlflow.sources import load_sources, read_pdf, sources_from_gold
+from extract_mlflow.io.sources import load_sources, read_pdf, sources_from_gold
 
 
 def make_pdf(lines: list[str]) -> bytes:

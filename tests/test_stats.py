@@ -14,7 +14,7 @@ from scipy import stats as scipy_stats
 
 from extract_mlflow import evaluate
 from extract_mlflow.errors import InputError
-from extract_mlflow.stats import (
+from extract_mlflow.evaluation.stats import (
     Interval,
     paired_bootstrap,
     resample_indices,

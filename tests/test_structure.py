@@ -16,13 +16,13 @@ from pydantic import ValidationError
 from scipy import stats as scipy_stats
 
 from extract_mlflow.config import StructureConfig
+from extract_mlflow.core.keys import slice_key
 from extract_mlflow.errors import InputError
-from extract_mlflow.structure import (
+from extract_mlflow.structure.score import (
     HIGHER_IS_BETTER,
     METRICS,
     ratio_interval,
     score_structure,
-    slice_key,
 )
 
 GOLD: list[dict[str, Any]] = [

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import synth
 
 from extract_mlflow import evaluate
-from extract_mlflow.loading import load_gold, load_predictions
+from extract_mlflow.io.loading import load_gold, load_predictions
 
 
 def _counts(report) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]

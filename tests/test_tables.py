@@ -9,7 +9,7 @@ import teds_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.tables import (
+from extract_mlflow.structure.tables import (
     Cell,
     Node,
     Row,

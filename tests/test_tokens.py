@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.tokens import WHITESPACE, SourceIndex, ngrams, normalize, tokenize
+from extract_mlflow.fidelity.tokens import WHITESPACE, SourceIndex, ngrams, normalize, tokenize
 
 
 @pytest.mark.parametrize(

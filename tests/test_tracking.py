@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from extract_mlflow import evaluate
 from extract_mlflow.errors import InputError, TrackingError
 from extract_mlflow.report import Report
-from extract_mlflow.tracking import (
+from extract_mlflow.tracking.client import (
     FAST_HTTP_ENV,
     MAX_ENTITIES_PER_CALL,
     MAX_METRICS_PER_CALL,
@@ -464,7 +464,7 @@ def test_failure_on_server_leaves_run_failed(
 def test_killed_server_fails_fast_with_one_line(
     mlflow_env: Path, start_server: Any, baseline: Report, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from extract_mlflow.tracking import Tracker
+    from extract_mlflow.tracking.client import Tracker
 
     server = start_server()
     original = Tracker.log_batches
@@ -496,7 +496,7 @@ def test_killed_server_fails_fast_with_one_line(
 def test_demo_logs_two_registered_runs(mlflow_env: Path, tmp_path: Path) -> None:
     from mlflow import MlflowClient
 
-    from extract_mlflow.demo import run_demo, scoreboard
+    from extract_mlflow.tracking.demo import run_demo, scoreboard
 
     uri = f"sqlite:///{tmp_path / 'demo.db'}"
     result = run_demo(tracking_uri=uri)
@@ -516,7 +516,7 @@ def test_demo_logs_two_registered_runs(mlflow_env: Path, tmp_path: Path) -> None
 
 
 def test_demo_example_dir_error(tmp_path: Path) -> None:
-    from extract_mlflow.demo import find_example_dir
+    from extract_mlflow.tracking.demo import find_example_dir
 
     with pytest.raises(InputError, match="invoice example not found"):
         find_example_dir(tmp_path)
@@ -566,8 +566,10 @@ def test_modules_do_not_import_mlflow() -> None:
     """`import mlflow` costs seconds: our modules import it only inside functions."""
     code = (
         "import sys\n"
-        "import extract_mlflow.tracking, extract_mlflow.iterations, extract_mlflow.feedback\n"
-        "import extract_mlflow.mlflow_plugin, extract_mlflow.demo, extract_mlflow.cli\n"
+        "import extract_mlflow.tracking.client, extract_mlflow.tracking.iterations\n"
+        "import extract_mlflow.views.feedback\n"
+        "import extract_mlflow.tracking.evaluator, extract_mlflow.tracking.demo\n"
+        "import extract_mlflow.cli\n"
         "print(sorted(m for m in ('mlflow', 'matplotlib') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

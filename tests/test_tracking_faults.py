@@ -24,7 +24,7 @@ from servers import freezing_proxy, hanging_server, start_auth_server, uri_of
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.errors import InputError
-from extract_mlflow.tracking import SIGNATURE_TAG, LoggedRun, log_report, one_line
+from extract_mlflow.tracking.client import SIGNATURE_TAG, LoggedRun, log_report, one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "invoices"
@@ -264,7 +264,7 @@ def test_wrong_password_is_one_line_without_the_password(
 
 
 def test_redaction_hides_userinfo_and_secret_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    from extract_mlflow.tracking import redact, split_credentials
+    from extract_mlflow.tracking.client import redact, split_credentials
 
     monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", "tok-0123456789")
     assert split_credentials("https://u:pa%3Aword@h:1/x") == ("https://h:1/x", "u", "pa:word")
@@ -480,7 +480,7 @@ def test_malformed_tracking_uri_is_one_clear_line(mlflow_env: Path, uri: str) ->
     ],
 )
 def test_valid_tracking_uris_stay_valid(uri: str) -> None:
-    from extract_mlflow.tracking import check_tracking_uri
+    from extract_mlflow.tracking.client import check_tracking_uri
 
     assert check_tracking_uri(uri) == uri
 

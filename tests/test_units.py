@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extract_mlflow.units import convert, normalise_unit, parse_duration, parse_quantity, unit_map
+from extract_mlflow.fields.units import (
+    convert,
+    normalise_unit,
+    parse_duration,
+    parse_quantity,
+    unit_map,
+)
 
 MICRO_SIGN = "\u00b5"  # µ, the micro sign on keyboards
 GREEK_MU = "\u03bc"  # μ, the Greek letter that typeset documents use
@@ -298,7 +304,7 @@ def test_durations_differ() -> None:
 def test_duration_field_scores_against_written_gold() -> None:
     """A quantity field: the Kleister NDA baseline writes ``P3Y`` for gold ``3 years``."""
     from extract_mlflow.config import Config, FieldRule
-    from extract_mlflow.normalize import Comparators
+    from extract_mlflow.fields.normalize import Comparators
 
     comp = Comparators(Config(fields={"term": FieldRule(type="quantity")})).for_leaf("term", "")
     for gold, pred in [("3 years", "P3Y"), ("36 months", "P3Y"), ("1.5 h", "PT90M")]:

@@ -1,6 +1,6 @@
 """Loading the source documents that extracted values are checked against.
 
-Three ways (DESIGN.md, "Inputs"):
+Three ways:
 
 - a folder of ``<id>.txt``, ``<id>.md`` or ``<id>.pdf`` files (the id is the file name without
   its extension; other files are ignored); PDF text is read with pypdf;
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 log = logging.getLogger(__name__)
 

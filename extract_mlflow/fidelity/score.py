@@ -1,9 +1,9 @@
 """Text fidelity: did the model copy a value from its source document, paraphrase it, or make
-it up? (DESIGN.md, "Text fidelity".)
+it up?
 
 Per extracted value (the *predicted* values are the ones that must be faithful):
 
-- tokens (:mod:`extract_mlflow.tokens`) and, for n = 1..4, p_n = (value n-grams that occur
+- tokens (:mod:`extract_mlflow.fidelity.tokens`) and, for n = 1..4, p_n = (value n-grams that occur
   anywhere in the source) / (value n-grams). "Occur anywhere" is presence, not clipped counts:
   a value n-gram repeated twice counts twice when the source has it once ("the the" against a
   source with one "the" has p1 = 1.0). An order with no n-gram (a value shorter than n tokens)
@@ -13,7 +13,8 @@ Per extracted value (the *predicted* values are the ones that must be faithful):
 - flags: ``new_vocabulary`` when p1 < 0.80; ``paraphrase`` when p1 ≥ 0.85 and p4 < 0.50 (a value
   of fewer than 4 tokens has no p4 and is never flagged as a paraphrase);
 - extra n-grams (the value's n-grams absent from the source), the best-matching source span
-  and its missing n-grams (:mod:`extract_mlflow.grounding`), and whether the value is grounded.
+  and its missing n-grams (:mod:`extract_mlflow.fidelity.grounding`), and whether the value is
+  grounded.
 
 Aggregates (:class:`FidelitySummary`) come from summed statistics: pooled p_n = Σ matched /
 Σ n-grams per order; the corpus BLEU proxy is the mean of the values' defined BLEU proxies;
@@ -32,20 +33,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ._runtime import gc_paused
-from .config import Config, FidelityConfig
-from .errors import InputError
+from .._version import __version__
+from ..config import Config, FidelityConfig
+from ..core.keys import field_key
+from ..core.paths import is_absent
+from ..core.runtime import gc_paused
+from ..errors import InputError
+from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
 from .grounding import SourceNumbers, Span, align_fuzzy, missing_ngrams, verbatim_span
 from .injection import Finding, scan
-from .keys import field_key
-from .normalize import TYPE_ERROR, Comparator, Comparators, as_text, is_absent
-from .tokens import (
-    MAX_ORDER,
-    TOKEN_RE,
-    SourceIndex,
-    ngrams,
-    normalize,
-)
+from .tokens import MAX_ORDER, TOKEN_RE, TOKENIZER_SIGNATURE, SourceIndex, ngrams, normalize
 
 EXCELLENT, GOOD, SOMEWHAT = "EXCELLENT", "GOOD", "SOMEWHAT"
 BANDS = (EXCELLENT, GOOD, SOMEWHAT)
@@ -535,7 +532,7 @@ class FidelitySummary:
     injection: dict[str, list[Finding]] = field(default_factory=dict)
 
     def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
-        """DESIGN.md keys: bleu_proxy, ngram_p1..ngram_p4, groundedness, hallucination_rate,
+        """The metric keys: bleu_proxy, ngram_p1..ngram_p4, groundedness, hallucination_rate,
         field_bleu_proxy/<suffix> (`keys`: the evaluation's field keys); undefined scores are
         left out."""
         o = self.overall
@@ -563,7 +560,7 @@ class FidelitySummary:
         return [v for v in self.values if v.approved]
 
     def signature(self) -> str:
-        return self.config.signature()
+        return fidelity_signature(self.config)
 
     def to_dict(self, all_values: bool = False) -> dict[str, Any]:
         """JSON-ready: statistics, the worst values, approvals, what was not checked (every
@@ -903,3 +900,13 @@ def summary_table(summary: FidelitySummary) -> str:
         )
     out += _notes(summary)
     return "\n".join(out) + "\n"
+
+
+def fidelity_signature(config: FidelityConfig) -> str:
+    """What makes two fidelity scores comparable (tokeniser, case, thresholds)."""
+    case = "folded" if config.casefold else "kept"
+    ground = "folded" if config.ground_casefold else "kept"
+    return (
+        f"fidelity:{__version__}|tok:{TOKENIZER_SIGNATURE}|case:{case}|ground_case:{ground}"
+        f"|fuzzy:{config.fuzzy_threshold:g}|bands:{config.excellent:g}/{config.good:g}"
+    )

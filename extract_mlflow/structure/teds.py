@@ -3,7 +3,7 @@
 Definition: the public PubTabNet evaluation (ibm-aur-nlp/PubTabNet), the one published
 table-recognition results are computed with. Its code parses HTML with lxml (comments removed),
 scores the first ``<table>`` of the document body, and builds the tree as follows; this module
-computes the same numbers (the trees are read by :mod:`extract_mlflow.tables`):
+computes the same numbers (the trees are read by :mod:`extract_mlflow.structure.tables`):
 
 - *Nodes.* The table element is the root and every element below it is a node, by its tag:
   ``thead``/``tbody``/``tfoot`` (so ``table → thead/tbody → tr → td``), ``tr``, ``td``, ``th``,
@@ -98,7 +98,7 @@ import numpy.typing as npt
 from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cdist
 
-from .errors import ExtractMlflowError
+from ..errors import ExtractMlflowError
 from .tables import SECTION_TAGS, Cell, Node, Table
 
 FloatArray = npt.NDArray[np.float64]
@@ -483,7 +483,7 @@ def teds(
     """TEDS (``structure_only``: TEDS-S) of a predicted table against a gold one; no
     predicted table → 0. ``normalized``: the normalised variant.
 
-    >>> from extract_mlflow.tables import parse_tables
+    >>> from extract_mlflow.structure.tables import parse_tables
     >>> gold = parse_tables("<table><tr><td>ab</td><td>c</td></tr></table>")[0]
     >>> pred = parse_tables("<table><tr><td>ab</td><td>d</td></tr></table>")[0]
     >>> round(teds(gold, pred), 3), teds(gold, pred, structure_only=True)
@@ -646,7 +646,7 @@ def header_association(gold: Table, pred: Table | None) -> tuple[int, int]:
     casefolded text of each header row's cell over that column, spans resolved; the
     prediction's path is read from its first rows, as many as the gold table's header rows.
 
-    >>> from extract_mlflow.tables import parse_tables
+    >>> from extract_mlflow.structure.tables import parse_tables
     >>> g = parse_tables("| a | b | c |\\n|-|-|-|")[0]
     >>> header_association(g, parse_tables("| A | c | b |\\n|-|-|-|")[0])
     (1, 3)

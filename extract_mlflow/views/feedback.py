@@ -18,8 +18,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..core.paths import leaf_values
+
 if TYPE_CHECKING:
-    from .report import FieldResult, Report
+    from ..report import FieldResult, Report
 
 ERROR_WORDS = {
     "wrong_value": "wrong value",
@@ -120,30 +122,6 @@ def feedback_text(
     if not weak and not docs and not section_lines:
         lines += ["", "No mistakes: every field matched."]
     return "\n".join(lines) + "\n"
-
-
-# -- field hints ----------------------------------------------------------------------------------
-def leaf_values(doc: Mapping[str, Any], *, id_key: str = "id") -> Iterator[tuple[str, Any]]:
-    """(path, value) for every scalar leaf, with the scoring engine's paths: ``a.b``, list items
-    ``items[].x``, scalar lists ``tags[]``. Nulls, empty strings and the id are left out.
-
-    >>> list(leaf_values({"id": 1, "v": {"n": "A"}, "tags": ["x"], "items": [{"q": 2}]}))
-    [('v.n', 'A'), ('tags[]', 'x'), ('items[].q', 2)]
-    """
-    for key, value in doc.items():
-        if key != id_key:
-            yield from _walk(value, str(key))
-
-
-def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, Mapping):
-        for key, v in value.items():
-            yield from _walk(v, f"{path}.{key}")
-    elif isinstance(value, list):
-        for v in value:
-            yield from _walk(v, f"{path}[]")
-    elif value is not None and not (isinstance(value, str) and not value.strip()):
-        yield path, value
 
 
 def _as_docs(

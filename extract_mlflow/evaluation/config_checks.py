@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .config import Config
-from .feedback import leaf_values
-from .normalize import _DATE_HINT
-from .units import known_unit
+from ..config import Config
+from ..core.paths import leaf_values
+from ..fields.normalize import _DATE_HINT
+from ..fields.units import known_unit
 
 
 def config_warnings(config: Config, gold_docs: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -31,8 +31,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError
-from .tracking import (
+from ..errors import InputError
+from .client import (
     ARTIFACT_DIR,
     NOTE_TAG,
     RUN_TYPE_TAG,
@@ -47,8 +47,8 @@ from .tracking import (
 )
 
 if TYPE_CHECKING:
-    from .config import Config
-    from .report import Report
+    from ..config import Config
+    from ..report import Report
 
 log = logging.getLogger(__name__)
 
@@ -531,8 +531,8 @@ def score_iterations(
     id_key: str | None = None,
 ) -> list[Iteration]:
     """Score every iteration folder against `gold` (read once)."""
-    from .loading import load_gold
-    from .scoring import evaluate, resolve_config
+    from ..evaluation.evaluate import evaluate, resolve_config
+    from ..io.loading import load_gold
 
     cfg = resolve_config(config, id_key)
     gold_set = load_gold(gold, cfg.id_key)

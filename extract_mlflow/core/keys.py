@@ -180,3 +180,15 @@ def resolve_metric(name: str, keys: Mapping[str, str]) -> str:
     if _GLOB.search(path.replace("[]", "")):
         return name  # a glob over the logged keys
     return metric_key(metric, path)  # a key stays itself; an unknown path gets its own key
+
+
+_ATTRIBUTE_CHARS = re.compile(r"[^\w.\-]")
+
+
+def slice_key(metric: str, attribute: str, label: str) -> str:
+    """``<metric>_by_<attribute>/<value>`` as an MLflow key.
+
+    >>> slice_key("teds", "layout", "two column")
+    'teds_by_layout/two column'
+    """
+    return metric_key(f"{metric}_by_{_ATTRIBUTE_CHARS.sub('_', attribute)}", label, lists=False)

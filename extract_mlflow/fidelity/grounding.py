@@ -1,4 +1,4 @@
-"""Finding an extracted value in its source document (DESIGN.md, "Text fidelity").
+"""Finding an extracted value in its source document (text fidelity).
 
 Text: a value is grounded when its tokens occur verbatim (contiguous, in order) in the source,
 which is "exactly after normalisation": NFKC, whitespace and (optionally) case do not matter
@@ -32,7 +32,7 @@ span's n-grams that the value leaves out are its *missing* n-grams.
 Numbers and quantities: every number of the source is read once per document (with the unit
 written after it, if pint knows it); a predicted number is grounded when some source number is
 equal within the field's tolerance (the source value plays the gold side of
-:meth:`~extract_mlflow.normalize.Comparator.close`), a quantity when some source quantity
+:meth:`~extract_mlflow.fields.normalize.Comparator.close`), a quantity when some source quantity
 converts to the predicted unit within tolerance (a source number without a known unit is read
 in the predicted unit, as a bare predicted number is read in the gold unit).
 """
@@ -49,10 +49,10 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz
 
-from .normalize import Comparator
-from .numeric import parse_number
+from ..fields.normalize import Comparator
+from ..fields.numeric import parse_number
+from ..fields.units import normalise_unit, unit_map
 from .tokens import SourceIndex, normalize
-from .units import normalise_unit, unit_map
 
 COMMON = 64
 """A token occurring more often than this in the source does not vote for windows (unless no

@@ -1,6 +1,6 @@
 """Tokens for text fidelity, and the n-gram index of one source document.
 
-Tokens (DESIGN.md, "Text fidelity"): the text is NFKC-normalised (so "ﬁ" reads "fi", "℃" reads
+Tokens: the text is NFKC-normalised (so "ﬁ" reads "fi", "℃" reads
 "°C", "h⁻¹" reads "h−1", full-width digits read as digits), optionally case-folded, then split
 by one compiled regex into
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._runtime import gc_paused
-from .errors import InputError
+from ..core.runtime import gc_paused
+from ..errors import InputError
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """A line longer than this (16 MiB) is refused: no real extraction record is that large."""

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError
-from .keys import field_key, keys_from_frame
+from ..core.keys import field_key, keys_from_frame
+from ..errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd

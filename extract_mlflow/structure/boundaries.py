@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from numbers import Real
 from typing import Any
 
-from .report import Counts
+from ..core.counts import Counts
 
 
 def parse_positions(value: Any) -> list[float]:

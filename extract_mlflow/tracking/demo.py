@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .errors import InputError
-from .tracking import LoggedRun, Tracker, display_uri, is_http, log_report, resolve_tracking_uri
+from ..errors import InputError
+from .client import LoggedRun, Tracker, display_uri, is_http, log_report, resolve_tracking_uri
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def find_example_dir(example_dir: str | Path | None = None) -> Path:
         [Path(example_dir)]
         if example_dir is not None
         else [
-            Path(__file__).resolve().parent.parent / "examples" / "invoices",
+            Path(__file__).resolve().parents[2] / "examples" / "invoices",
             Path(sys.prefix) / "share" / "extract-mlflow" / "examples" / "invoices",
             Path.cwd() / "examples" / "invoices",
         ]
@@ -177,7 +177,7 @@ def run_demo(
     """Score the bundled example twice (baseline, improved), log both runs with their prompts
     to `tracking_uri` (default: MLflow's default local store), register both as versions of
     `model_name`, and return the scoreboard data."""
-    from .scoring import evaluate
+    from ..evaluation.evaluate import evaluate
 
     folder = find_example_dir(example_dir)
     uri = resolve_tracking_uri(tracking_uri)

@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,13 +53,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..config import StructureConfig
+from ..core.counts import Counts
+from ..core.keys import slice_key
+from ..core.paths import lookup
+from ..errors import InputError
+from ..evaluation.stats import resample_indices, resampled_sums
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
-from .config import StructureConfig
-from .errors import InputError
 from .reading_order import parse_blocks, score_reading_order
-from .report import Counts, metric_key
-from .stats import resample_indices, resampled_sums
 from .tables import parse_tables
 from .teds import TableScore, score_tables
 
@@ -86,7 +87,6 @@ METRICS: tuple[str, ...] = (
     "boundary_f1",
 )
 HIGHER_IS_BETTER: dict[str, bool] = dict.fromkeys(METRICS, True)
-_ATTRIBUTE_CHARS = re.compile(r"[^\w.\-]")
 
 
 # -- one document ---------------------------------------------------------------------------
@@ -153,16 +153,6 @@ def _reading_stats(reading: ReadingOrderResult | None) -> dict[str, tuple[float,
         return {}
     pairs = {"reading_order": reading.roacc, "kendall_tau": reading.kendall_tau}
     return {k: (v, 1.0) for k, v in pairs.items() if v is not None}
-
-
-def lookup(doc: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path of a document (None when any step is missing)."""
-    value: Any = doc
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _pred_field(pred: Mapping[str, Any] | None, key: str) -> Any:
@@ -394,15 +384,6 @@ def slice_documents(
 
 def _mean(values: list[float] | None) -> float | None:
     return float(np.mean(values)) if values else None
-
-
-def slice_key(metric: str, attribute: str, label: str) -> str:
-    """``<metric>_by_<attribute>/<value>`` as an MLflow key.
-
-    >>> slice_key("teds", "layout", "two column")
-    'teds_by_layout/two column'
-    """
-    return metric_key(f"{metric}_by_{_ATTRIBUTE_CHARS.sub('_', attribute)}", label, lists=False)
 
 
 # -- the summary ----------------------------------------------------------------------------

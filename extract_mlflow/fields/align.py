@@ -16,7 +16,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
 from scipy.optimize import linear_sum_assignment
 
-from .normalize import TEXT, TYPE_ERROR, Comparator, is_absent
+from ..core.paths import is_absent
+from .normalize import TEXT, TYPE_ERROR, Comparator
 
 Pairs = list[tuple[int, int]]
 

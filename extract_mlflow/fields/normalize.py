@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from rapidfuzz import fuzz
 
-from .config import Config, FieldRule
+from ..config import Config, FieldRule
 from .numeric import parse_number
 from .units import convert, normalise_unit, parse_quantity
 
@@ -41,18 +41,6 @@ _TRUE = frozenset({"true", "yes", "y", "1", "t"})
 _FALSE = frozenset({"false", "no", "n", "0", "f"})
 _RATIO_SPLIT = re.compile(r"\s*[:/]\s*")
 _REL_EPS = 1e-9  # float rounding slack on tolerance boundaries
-
-
-def is_absent(value: Any) -> bool:
-    """Null, an empty or blank string and an empty list/object count as absent."""
-    if value is None:
-        return True
-    t = type(value)
-    if t is str:
-        return not value or value.isspace()
-    if t is list or t is dict:
-        return not value
-    return False
 
 
 def as_text(value: Any) -> str | None:

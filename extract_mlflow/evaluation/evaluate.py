@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._runtime import gc_paused
-from .config import Config, LayoutProfile, load_config
-from .config_checks import config_warnings
-from .errors import ConfigError
-from .feedback import leaf_values
-from .fidelity import FidelitySummary, load_approvals, score_fidelity
-from .fields import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
-from .layout import LayoutResult, check_layout, page_rows, parse_page
-from .loading import (
+from ..config import Config, LayoutProfile, load_config
+from ..core.counts import Counts
+from ..core.paths import leaf_values, lookup
+from ..core.runtime import gc_paused
+from ..errors import ConfigError
+from ..fidelity.score import FidelitySummary, load_approvals, score_fidelity
+from ..fields.normalize import Comparators
+from ..fields.scorer import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
+from ..io.loading import (
     GoldSet,
     PredictionSet,
     gold_from_rows,
@@ -26,10 +26,11 @@ from .loading import (
     load_predictions,
     predictions_from_rows,
 )
-from .normalize import Comparators
-from .report import EXAMPLES_PER_FIELD, Counts, DocumentResult, FieldResult, Report
-from .sources import load_sources, sources_from_gold
-from .structure import StructureSummary, lookup, score_structure
+from ..io.sources import load_sources, sources_from_gold
+from ..pages import LayoutResult, check_layout, page_rows, parse_page
+from ..report import EXAMPLES_PER_FIELD, DocumentResult, FieldResult, Report
+from ..structure.score import StructureSummary, score_structure
+from .config_checks import config_warnings
 
 GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
@@ -41,7 +42,7 @@ def resolve_config(
     if isinstance(config, Config):
         cfg = config
     elif isinstance(config, Mapping):
-        from .config import config_from_mapping
+        from ..config import config_from_mapping
 
         cfg = config_from_mapping(dict(config))
     else:

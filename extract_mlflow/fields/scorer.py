@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..config import Config
+from ..core.paths import is_absent
 from .align import Similarity, assign, bulk_similarity, flatten_item, pair_identical
-from .config import Config
-from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators, is_absent
+from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 
 # Error categories (stable names, used in reports and artifacts).
 WRONG_VALUE = "wrong_value"
@@ -87,7 +88,6 @@ class DocCounts:
         self.errors.extend(other.errors)
 
 
-Acc = DocCounts
 _UNSET: Any = object()
 
 _SCALARS = (str, int, float, bool)
@@ -139,7 +139,7 @@ class FieldScorer:
             p = d[key] = f"{parent}.{key}" if parent else key
         return p
 
-    def _node(self, g: Any, p: Any, path: str, acc: Acc) -> None:
+    def _node(self, g: Any, p: Any, path: str, acc: DocCounts) -> None:
         # The hot path of scoring: dispatch on the gold value's JSON type with exact type
         # checks, and count a leaf equal to the letter as a match before reading any type.
         if self._ignored and path in self._ignored:
@@ -179,7 +179,12 @@ class FieldScorer:
             self._leaf(g, p, path, acc)
 
     def _dict(
-        self, g: dict[str, Any], p: dict[str, Any], parent: str, acc: Acc, skip: frozenset[str]
+        self,
+        g: dict[str, Any],
+        p: dict[str, Any],
+        parent: str,
+        acc: DocCounts,
+        skip: frozenset[str],
     ) -> None:
         """Walk the keys of a gold object and its predicted counterpart.
 
@@ -212,7 +217,7 @@ class FieldScorer:
             if key not in g and key not in skip:
                 self._node(None, pv, child.get(key) or self._path(parent, key), acc)
 
-    def _leaf(self, g: Any, p: Any, path: str, acc: Acc) -> None:
+    def _leaf(self, g: Any, p: Any, path: str, acc: DocCounts) -> None:
         """Compare two present scalars that differ as written: read both as the field type."""
         comp = self.comparators.for_leaf(path, g)
         self.types_seen.add((path, comp.type))
@@ -228,7 +233,9 @@ class FieldScorer:
         else:
             acc.wrong(path, WRONG_VALUE, g, p)
 
-    def _expand(self, value: Any, path: str, acc: Acc, category: str, gold_side: bool) -> None:
+    def _expand(
+        self, value: Any, path: str, acc: DocCounts, category: str, gold_side: bool
+    ) -> None:
         """Count every leaf under `value` as FN (gold side) or FP (prediction side)."""
         if path in self._ignored:
             self.skipped.add(path)
@@ -249,7 +256,7 @@ class FieldScorer:
             acc.fp(path, category, value)
 
     # -- lists --------------------------------------------------------------------------
-    def _object_list(self, gl: list[Any], pl: list[Any], path: str, acc: Acc) -> None:
+    def _object_list(self, gl: list[Any], pl: list[Any], path: str, acc: DocCounts) -> None:
         ipath = path + "[]"
         if ipath in self._ignored:
             self.skipped.add(ipath)
@@ -284,7 +291,7 @@ class FieldScorer:
         for j in left_p:
             self._expand(pred[j], ipath, acc, HALLUCINATED, gold_side=False)
 
-    def _item(self, g: Any, p: Any, ipath: str, acc: Acc) -> None:
+    def _item(self, g: Any, p: Any, ipath: str, acc: DocCounts) -> None:
         if type(g) is dict and type(p) is dict:
             self._dict(g, p, ipath, acc, _NO_SKIP)
         else:
@@ -332,7 +339,7 @@ class FieldScorer:
         parts = path.split(".")
         return any(".".join(parts[: k + 1]) in self._ignored for k in range(len(parts)))
 
-    def _scalar_list(self, gl: list[Any], pl: list[Any], path: str, acc: Acc) -> None:
+    def _scalar_list(self, gl: list[Any], pl: list[Any], path: str, acc: DocCounts) -> None:
         ipath = path + "[]"
         if ipath in self._ignored:
             self.skipped.add(ipath)

@@ -1,6 +1,6 @@
 """Compare and promote evaluation runs on a tracking server: the networked side of ``compare``.
 
-A *ref* names one evaluation run (DESIGN.md, "Compare refs"):
+A *ref* names one evaluation run:
 
 - a run id (32 hex digits) or ``runs:/<id>`` (a trailing ``/path`` is ignored: the evaluation is
   always read from the run's ``eval/``);
@@ -61,8 +61,8 @@ its write) before it moves the alias, and the hosts' clocks are assumed to agree
 seconds. Readers see the alias move only inside a lease, after the re-gate, so the outcome
 equals the serial order in which the leases were held.
 
-Every network call goes through :class:`~extract_mlflow.tracking.Tracker`: an unreachable server
-fails in one probe, MLflow errors become one line. A ref that does not resolve is an
+Every network call goes through :class:`~extract_mlflow.tracking.client.Tracker`: an unreachable
+server fails in one probe, MLflow errors become one line. A ref that does not resolve is an
 :class:`~extract_mlflow.errors.InputError` naming the ref. mlflow is imported inside functions.
 
 >>> parse_ref("models:/invoice-extractor@champion")
@@ -88,7 +88,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .comparison import (
+from ..comparison import (
     DEFAULT_MIN_DOCUMENTS,
     Comparison,
     IncomparableRunsError,
@@ -96,11 +96,11 @@ from .comparison import (
     check_options,
     compare,
 )
-from .errors import GateError, InputError, TrackingError
-from .gates import Gate, GatesLike, coerce_gates
-from .render import fmt
-from .stats import DEFAULT_RESAMPLES
-from .tracking import ARTIFACT_DIR, SIGNATURE_TAG, Tracker, one_line
+from ..core.text import fmt
+from ..errors import GateError, InputError, TrackingError
+from ..evaluation.stats import DEFAULT_RESAMPLES
+from ..gates import Gate, GatesLike, coerce_gates
+from .client import ARTIFACT_DIR, SIGNATURE_TAG, Tracker, one_line
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient

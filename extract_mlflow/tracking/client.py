@@ -48,13 +48,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from .errors import ExtractMlflowError, InputError, TrackingError
+from ..errors import ExtractMlflowError, InputError, TrackingError
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
     from mlflow.entities import Run
 
-    from .report import Report
+    from ..report import Report
 
 log = logging.getLogger(__name__)
 
@@ -492,8 +492,8 @@ def fit(value: str, limit: int) -> str:
 
 
 def report_params(report: Report, extra: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The params of an evaluation run (DESIGN.md) plus the user's (ours win on a clash), all
-    within MLflow's limits."""
+    """The params of an evaluation run (config digest, id key, scorer version, input digests)
+    plus the user's (ours win on a clash), all within MLflow's limits."""
     params = {str(k): str(v) for k, v in (extra or {}).items()}
     params.update(config_digest=report.config.digest(), id_key=report.config.id_key)
     params["scorer_version"] = report.scorer_version
@@ -506,7 +506,7 @@ def report_params(report: Report, extra: Mapping[str, Any] | None = None) -> dic
 
 def headline(report: Report) -> str:
     """One line for people: F1, precision, recall and the number of documents."""
-    from .render import fmt
+    from ..core.text import fmt
 
     m = report.micro
     return (

@@ -1,0 +1,1 @@
+"""Shared by every layer: counts, metric keys, the path convention, text formatting."""

@@ -1,0 +1,1 @@
+"""An evaluation as mergeable statistics: per-document records, accumulators, bootstrap, slices."""

@@ -1,0 +1,1 @@
+"""Text fidelity: n-gram precision against the source, grounding, injection scan, approvals."""

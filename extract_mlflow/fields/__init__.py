@@ -1,0 +1,1 @@
+"""Field scoring: typed comparison, list alignment, per-path TP/FP/FN."""

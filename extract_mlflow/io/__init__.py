@@ -1,0 +1,1 @@
+"""Reading inputs: gold and prediction JSONL, source documents."""

@@ -1,0 +1,1 @@
+"""Document structure: tables (TEDS), reading order, regions (ANLS), section boundaries."""

@@ -1,0 +1,1 @@
+"""The MLflow integration (the only package that imports mlflow)."""

@@ -1,0 +1,1 @@
+"""Every rendering: markdown, terminal tables, pandas frames, plots."""
