@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -29,13 +28,13 @@ from pydantic import (
     model_validator,
 )
 
+from .core.paths import PATH_PATTERN
 from .errors import ConfigError
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
 FIELD_TYPES: tuple[str, ...] = FieldType.__args__  # type: ignore[attr-defined]
 
 # A field path: dot-separated keys, each optionally followed by the list marker `[]`.
-_PATH_RE = re.compile(r"^[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*$")
 
 
 class _Strict(BaseModel):
@@ -171,7 +170,7 @@ class Config(_Strict):
     @classmethod
     def _check_paths(cls, value: dict[str, FieldRule]) -> dict[str, FieldRule]:
         for path in value:
-            if not _PATH_RE.match(path):
+            if not PATH_PATTERN.match(path):
                 raise ValueError(
                     f"bad field path {path!r}: use dots for nesting and [] for list items, "
                     "e.g. 'vendor.name' or 'line_items[].qty'"

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .config import read_settings
+from .core.paths import strip_list_marks
 from .core.text import fmt
 from .errors import ConfigError, InputError
 
@@ -90,7 +91,7 @@ def higher_is_better(metric: str) -> bool:
 
 def normalize_metric(name: str) -> str:
     """A gate's metric name as logged: the `[]` list marker of a field path is dropped."""
-    return name.strip().replace("[]", "")
+    return strip_list_marks(name.strip())
 
 
 class Gate(BaseModel):
@@ -547,7 +548,7 @@ def check_report(
             failures.append(f"f1 {fmt(f1)} is below {min_f1:g}")
     by_key = {suffix: p for p, suffix in report.field_keys().items()}
     for path, bar in field_bars:
-        real = path if path in report.fields else by_key.get(path.replace("[]", ""))
+        real = path if path in report.fields else by_key.get(strip_list_marks(path))
         if real is None:
             failures.append(f"field_f1/{path}: no such field in the report (bar {bar:g})")
             continue

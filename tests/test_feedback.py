@@ -10,9 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import evaluate
-from extract_mlflow.core.paths import leaf_values
+from extract_mlflow.core.paths import document_leaves
 from extract_mlflow.io.loading import load_gold
 from extract_mlflow.views.feedback import feedback_text, field_hints, hints_text, weakest_fields
+
+
+def leaf_values(doc: dict[str, Any], id_key: str = "id") -> list[tuple[str, Any]]:
+    """(path, value) of every present gold leaf, the id left out (the path convention's walk)."""
+    return [(leaf.path, leaf.value) for leaf in document_leaves(doc, {id_key})]
+
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 

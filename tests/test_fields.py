@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import Config, evaluate
-from extract_mlflow.fields.align import assign, bulk_similarity, flatten_item, pair_identical
+from extract_mlflow.core.paths import flat_item
+from extract_mlflow.fields.align import assign, bulk_similarity, pair_identical
 from extract_mlflow.fields.normalize import Comparators
 from extract_mlflow.fields.scorer import FieldScorer
 
@@ -207,8 +208,8 @@ def test_bulk_similarity_equals_the_pairwise_reference(
     gold: list[dict[str, Any]], pred: list[dict[str, Any]]
 ) -> None:
     comps = Comparators(Config())
-    fg = [flatten_item(x) for x in gold]
-    fp = [flatten_item(x) for x in pred]
+    fg = [flat_item(x) for x in gold]
+    fp = [flat_item(x) for x in pred]
     sim = np.asarray(bulk_similarity(fg, fp, lambda rel: comps.resolver("items[]." + rel)))  # type: ignore[arg-type]
     for i, g in enumerate(gold):
         for j, p in enumerate(pred):

@@ -36,6 +36,8 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from .paths import strip_list_marks
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -57,7 +59,7 @@ def _digest(path: str) -> str:
 
 
 def _readable(path: str, lists: bool) -> str:
-    return path.replace("[]", "") if lists else path
+    return strip_list_marks(path) if lists else path
 
 
 def _is_ordinary(text: str, room: int) -> bool:
@@ -177,7 +179,7 @@ def resolve_metric(name: str, keys: Mapping[str, str]) -> str:
     metric, path = m.group("metric"), m.group("path")
     if path in keys:
         return f"{metric}/{keys[path]}"
-    if _GLOB.search(path.replace("[]", "")):
+    if _GLOB.search(strip_list_marks(path)):
         return name  # a glob over the logged keys
     return metric_key(metric, path)  # a key stays itself; an unknown path gets its own key
 

@@ -13,12 +13,12 @@ config has field rules or date formats); ``score --strict`` turns the warnings i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from ..config import Config
-from ..core.paths import leaf_values
+from ..core.paths import covers, document_leaves
 from ..fields.normalize import _DATE_HINT
 from ..fields.units import known_unit
 
@@ -31,7 +31,7 @@ def config_warnings(config: Config, gold_docs: Mapping[str, Mapping[str, Any]]) 
     paths, dates = _gold_leaves(config, gold_docs, check_dates)
     out = []
     for path, rule in config.fields.items():
-        if not _matches(path, paths):
+        if not covers(path, paths):
             out.append(f'config: [fields."{path}"] matches no gold field')
         if rule.unit is not None and not known_unit(rule.unit):
             out.append(f'config: [fields."{path}"] unit {rule.unit!r} is not a known unit')
@@ -39,11 +39,6 @@ def config_warnings(config: Config, gold_docs: Mapping[str, Mapping[str, Any]]) 
         if not any(_parses(v, fmt) for v in dates):
             out.append(f"config: date format {fmt!r} parses no gold value")
     return out
-
-
-def _matches(path: str, gold_paths: Iterable[str]) -> bool:
-    """`path` is a gold path, or an object or list above one (an ignored subtree)."""
-    return any(g == path or g.startswith((f"{path}.", f"{path}[]")) for g in gold_paths)
 
 
 def _gold_leaves(
@@ -57,7 +52,7 @@ def _gold_leaves(
     paths: set[str] = set()
     values: set[str] = set()
     for doc in gold_docs.values():
-        for path, value in leaf_values(doc, id_key=config.id_key):
+        for path, value, _ in document_leaves(doc, {config.id_key}):
             paths.add(path)
             if (
                 dates

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import Config, LayoutProfile, load_config
 from ..core.counts import Counts
-from ..core.paths import leaf_values, lookup
+from ..core.paths import document_leaves, lookup
 from ..core.runtime import gc_paused
 from ..errors import ConfigError
 from ..fidelity.score import FidelitySummary, load_approvals, score_fidelity
@@ -422,7 +422,7 @@ def _field_types(
         if tp + fn and p not in types and not scorer.comparators.configured_type(p)
     }
     for doc_id in sorted(gold_docs) if pending else ():
-        for path, value in leaf_values(gold_docs[doc_id], id_key=scorer.config.id_key):
+        for path, value, _ in document_leaves(gold_docs[doc_id], {scorer.config.id_key}):
             if path in pending:
                 types[path].add(scorer.comparators.for_leaf(path, value).type)
                 pending.discard(path)

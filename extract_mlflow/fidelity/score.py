@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -36,7 +36,7 @@ from typing import Any
 from .._version import __version__
 from ..config import Config, FidelityConfig
 from ..core.keys import field_key
-from ..core.paths import is_absent
+from ..core.paths import document_leaves, strip_list_marks
 from ..core.runtime import gc_paused
 from ..errors import InputError
 from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
@@ -303,41 +303,11 @@ def _selected(patterns: list[re.Pattern[str]] | None, path: str, default: bool) 
     return default if patterns is None else any(rx.match(path) for rx in patterns)
 
 
-IsIgnored = Callable[[str], bool]
-
-
-def _leaves(
-    value: Any, path: str, ignored: bool, is_ignored: IsIgnored, out: list[Any]
-) -> list[tuple[str, Any, bool]]:
-    """(path, scalar, ignored) for every leaf under `value` (nulls left out)."""
-    ignored = ignored or is_ignored(path)
-    if isinstance(value, dict):
-        for key, v in value.items():
-            _leaves(v, f"{path}.{key}", ignored, is_ignored, out)
-    elif isinstance(value, list):
-        for v in value:
-            _leaves(v, path + "[]", ignored, is_ignored, out)
-    elif value is not None:
-        out.append((path, value, ignored))
-    return out
-
-
-def _doc_leaves(
-    doc: Mapping[str, Any], skip: Collection[str], is_ignored: IsIgnored
-) -> list[tuple[str, Any, bool]]:
-    out: list[tuple[str, Any, bool]] = []
-    for key, value in doc.items():
-        if key not in skip:
-            _leaves(value, str(key), False, is_ignored, out)
-    return out
-
-
 def _gold_samples(doc: Mapping[str, Any], skip: Collection[str]) -> dict[str, Any]:
     """The first present gold value at each path (to read the field's type from)."""
     samples: dict[str, Any] = {}
-    for path, value, _ in _doc_leaves(doc, skip, lambda _path: False):
-        if path not in samples and not is_absent(value):
-            samples[path] = value
+    for leaf in document_leaves(doc, skip):
+        samples.setdefault(leaf.path, leaf.value)
     return samples
 
 
@@ -376,7 +346,7 @@ Approvals = Mapping[tuple[str, str], str | None]
 
 def approval_key(doc_id: str, path: str) -> tuple[str, str]:
     """How approvals are matched: the path's ``[]`` markers do not matter."""
-    return str(doc_id), path.replace("[]", "").strip()
+    return str(doc_id), strip_list_marks(path).strip()
 
 
 def load_approvals(path: str | Path) -> dict[tuple[str, str], str | None]:
@@ -682,7 +652,10 @@ def _check_document(
     skip: Collection[str],
 ) -> Iterator[ValueFidelity]:
     samples = _gold_samples(gold, skip)
-    for path, raw, ignored in _doc_leaves(pred, skip, lambda p: _is_ignored(comps, p)):
+    leaves = document_leaves(
+        pred, skip, keep_blank=True, ignored=lambda p: _is_ignored(comps, p), prune=False
+    )
+    for path, raw, ignored in leaves:
         if isinstance(raw, bool):
             continue
         comp = comps.for_leaf(path, samples.get(path, raw))

@@ -16,7 +16,6 @@ from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
 from scipy.optimize import linear_sum_assignment
 
-from ..core.paths import is_absent
 from .normalize import TEXT, TYPE_ERROR, Comparator
 
 Pairs = list[tuple[int, int]]
@@ -121,35 +120,6 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
             used.add(i)
             pairs.append((i, j))
     return pairs
-
-
-def flatten_item(item: Any) -> dict[str, Any] | None:
-    """An object's present scalar leaves by relative path (`a.b` for nested objects); None when
-    it is not an object or holds a non-empty list (such items are compared pair by pair)."""
-    if type(item) is not dict:
-        return None
-    for v in item.values():  # already flat, nothing absent: the item itself (no copy)
-        t = type(v)
-        if t is dict or t is list or v is None or (t is str and (not v or v.isspace())):
-            break
-    else:
-        return item
-    out: dict[str, Any] = {}
-    for k, v in item.items():
-        t = type(v)
-        if t is dict:
-            if v:
-                sub = flatten_item(v)
-                if sub is None:
-                    return None
-                for sk, sv in sub.items():
-                    out[f"{k}.{sk}"] = sv
-        elif t is list:
-            if v:
-                return None
-        elif not is_absent(v):
-            out[k] = v
-    return out
 
 
 ComparatorFor = Callable[[str], Callable[[Any], Comparator] | None]

@@ -16,8 +16,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..config import Config
-from ..core.paths import is_absent
-from .align import Similarity, assign, bulk_similarity, flatten_item, pair_identical
+from ..core.paths import PRUNED, PathCache, flat_item, is_absent, walk
+from .align import Similarity, assign, bulk_similarity, pair_identical
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 
 # Error categories (stable names, used in reports and artifacts).
@@ -103,7 +103,7 @@ class FieldScorer:
         # top-level keys never scored: the id, call metadata, inputs of other metric families
         self._top_skip = frozenset({self.config.id_key, *META_KEYS, *skip_keys})
         self._threshold = self.config.match_threshold
-        self._children: dict[str, dict[str, str]] = {}
+        self._paths = PathCache()
         self._item_resolvers: dict[str, Callable[[str], Callable[[Any], Comparator] | None]] = {}
         self.skipped: set[str] = set()
         self.types_seen: set[tuple[str, str]] = set()
@@ -124,20 +124,6 @@ class FieldScorer:
         for key, g in gold.items():
             if key not in self._top_skip:
                 self._expand(g, key, acc, category, gold_side=True)
-
-    # -- walking ------------------------------------------------------------------------
-    def _child_paths(self, parent: str) -> dict[str, str]:
-        d = self._children.get(parent)
-        if d is None:
-            d = self._children[parent] = {}
-        return d
-
-    def _path(self, parent: str, key: str) -> str:
-        d = self._child_paths(parent)
-        p = d.get(key)
-        if p is None:
-            p = d[key] = f"{parent}.{key}" if parent else key
-        return p
 
     def _node(self, g: Any, p: Any, path: str, acc: DocCounts) -> None:
         # The hot path of scoring: dispatch on the gold value's JSON type with exact type
@@ -190,13 +176,13 @@ class FieldScorer:
 
         Scalars equal to the letter are counted right here: they are most leaves of most
         documents, and a call per leaf would cost more than the comparison."""
-        child = self._child_paths(parent)
+        child = self._paths.children(parent)
         counts = acc.counts
         ignored = self._ignored
         for key, gv in g.items():
             if key in skip:
                 continue
-            path = child.get(key) or self._path(parent, key)
+            path = child.get(key) or self._paths.child(parent, key)
             pv = p.get(key)
             tg = type(gv)
             if (
@@ -215,7 +201,7 @@ class FieldScorer:
                 self._node(gv, pv, path, acc)
         for key, pv in p.items():
             if key not in g and key not in skip:
-                self._node(None, pv, child.get(key) or self._path(parent, key), acc)
+                self._node(None, pv, child.get(key) or self._paths.child(parent, key), acc)
 
     def _leaf(self, g: Any, p: Any, path: str, acc: DocCounts) -> None:
         """Compare two present scalars that differ as written: read both as the field type."""
@@ -236,24 +222,19 @@ class FieldScorer:
     def _expand(
         self, value: Any, path: str, acc: DocCounts, category: str, gold_side: bool
     ) -> None:
-        """Count every leaf under `value` as FN (gold side) or FP (prediction side)."""
-        if path in self._ignored:
-            self.skipped.add(path)
-            return
-        if is_absent(value):
-            return
-        if isinstance(value, dict):
-            for key, v in value.items():
-                self._expand(v, self._path(path, key), acc, category, gold_side)
-        elif isinstance(value, list):
-            ipath = path + "[]"
-            for v in value:
-                self._expand(v, ipath, acc, category, gold_side)
-        elif gold_side:
-            self.types_seen.add((path, self.comparators.for_leaf(path, value).type))
-            acc.fn(path, category, value)
-        else:
-            acc.fp(path, category, value)
+        """Count every leaf under `value` as FN (gold side) or FP (prediction side); an ignored
+        subtree is cut off and recorded in `skipped` (the path convention's walk)."""
+        ignored = self._ignored.__contains__ if self._ignored else None
+        for leaf in walk(value, path, [], ignored=ignored):
+            if leaf.value is PRUNED:
+                self.skipped.add(leaf.path)
+            elif gold_side:
+                self.types_seen.add(
+                    (leaf.path, self.comparators.for_leaf(leaf.path, leaf.value).type)
+                )
+                acc.fn(leaf.path, category, leaf.value)
+            else:
+                acc.fp(leaf.path, category, leaf.value)
 
     # -- lists --------------------------------------------------------------------------
     def _object_list(self, gl: list[Any], pl: list[Any], path: str, acc: DocCounts) -> None:
@@ -304,8 +285,8 @@ class FieldScorer:
         return scratch.similarity()
 
     def _similarity(self, gold: list[Any], pred: list[Any], ipath: str) -> Similarity:
-        flat_g = [flatten_item(x) for x in gold]
-        flat_p = [flatten_item(x) for x in pred]
+        flat_g = [flat_item(x) for x in gold]
+        flat_p = [flat_item(x) for x in pred]
         if None not in flat_g and None not in flat_p:
             return bulk_similarity(flat_g, flat_p, self._resolvers_under(ipath))  # type: ignore[arg-type]
         sim = np.zeros((len(gold), len(pred)))
@@ -324,7 +305,7 @@ class FieldScorer:
             def fn(rel: str) -> Callable[[Any], Comparator] | None:
                 r = memo.get(rel, _UNSET)
                 if r is _UNSET:
-                    full = self._path(ipath, rel)
+                    full = self._paths.child(ipath, rel)
                     r = memo[rel] = (
                         None if self._is_ignored(full) else self.comparators.resolver(full)
                     )

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.paths import leaf_values
+from ..core.paths import document_leaves
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report
@@ -164,7 +164,7 @@ def field_hints(
     for other_id, doc in _as_docs(gold, id_key):
         if other_id == str(doc_id):
             continue
-        for path, value in leaf_values(doc, id_key=id_key):
+        for path, value, _ in document_leaves(doc, {id_key}):
             if path in skip or (fields is not None and path not in fields):
                 continue
             values, keys = hints.setdefault(path, []), seen.setdefault(path, set())
