@@ -13,6 +13,7 @@ import pytest
 from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 
 from extract_mlflow import evaluate
+from extract_mlflow.core.text import tex_escape
 from extract_mlflow.errors import InputError, TrackingError
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.client import PARENT_RUN_TAG, LoggedRun
@@ -31,7 +32,6 @@ from extract_mlflow.tracking.iterations import (
     metrics_latex,
     plot_tokens,
     plot_trend,
-    tex_escape,
 )
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"

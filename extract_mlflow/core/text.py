@@ -1,8 +1,22 @@
-"""TODO: one line on what text owns."""
+r"""Text for people, in one place: scores (``n/a`` for undefined), values on one line, cut with
+"…", and escaping for markdown tables, terminals and LaTeX.
+
+These are display helpers only: the scoring normalisations (white space, case, NFKC) have their
+own definitions next to the scores they define, so a display change never moves a number.
+
+>>> fmt(None), fmt(0.5), fmt(0.5, 2)
+('n/a', '0.500', '0.50')
+>>> compact({"a": [1,  2]}, 60), compact("a\n b", 60, quote=True), compact(None, 60, none="nothing")
+('{"a": [1, 2]}', '"a b"', 'nothing')
+>>> truncate("abcdef", 4), escape_pipes("a|b"), md_cell("a|b\nc")
+('abc…', 'a\\|b', 'a\\|b c')
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 # C0 controls but tab and newline, DEL, C1 controls (0x9b is a CSI on its own), and the
 # bidirectional overrides that can make a line read differently from what it holds
@@ -36,3 +50,47 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
 def fmt(value: float | None, digits: int = 3) -> str:
     """A score for people: n/a for undefined."""
     return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, the last one "…" when it had to be cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compact(value: Any, limit: int, *, none: str | None = "—", quote: bool = False) -> str:
+    """A value on one line: strings as they are, anything else as JSON; white space runs
+    collapsed to one space; cut to `limit`. `none` is what None reads as (JSON's ``null`` when
+    `none` is None); `quote` puts strings in JSON quotes (after the collapse)."""
+    if value is None and none is not None:
+        return none
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    if quote and isinstance(value, str):
+        text = json.dumps(text, ensure_ascii=False)
+    return truncate(text, limit)
+
+
+def escape_pipes(text: str) -> str:
+    """`text` safe inside a markdown table cell written on one line already (``|`` escaped)."""
+    return text.replace("|", "\\|")
+
+
+def md_cell(text: str) -> str:
+    """`text` as one markdown table cell: ``|`` escaped, newlines read as spaces."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+_TEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
+
+
+def tex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell.
+
+    >>> tex_escape("a_b & 50%")
+    'a\\\\_b \\\\& 50\\\\%'
+    """
+    return "".join(_TEX_SPECIAL.get(c, c) for c in text)

@@ -38,6 +38,7 @@ from ..config import Config, FidelityConfig
 from ..core.keys import field_key
 from ..core.paths import document_leaves, strip_list_marks
 from ..core.runtime import gc_paused
+from ..core.text import compact, escape_pipes, fmt
 from ..errors import InputError
 from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
 from .grounding import SourceNumbers, Span, align_fuzzy, missing_ngrams, verbatim_span
@@ -671,19 +672,13 @@ def _check_document(
 _LIST_LIMIT = 6
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def _cell(value: Any, limit: int = 50) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("|", "\\|")
+    """A value in one markdown table cell (JSON's null for None)."""
+    return escape_pipes(compact(value, limit, none=None))
 
 
 def _grams(grams: Sequence[str]) -> str:
-    shown = ", ".join(f"`{g}`" for g in grams[:_LIST_LIMIT]).replace("|", "\\|")
+    shown = escape_pipes(", ".join(f"`{g}`" for g in grams[:_LIST_LIMIT]))
     more = len(grams) - _LIST_LIMIT
     return (shown + (f" (+{more})" if more > 0 else "")) or "—"
 
@@ -711,13 +706,13 @@ def _field_row(name: str, s: FidelityStats) -> list[str]:
     return [
         name,
         str(s.values),
-        _fmt(s.bleu_proxy),
-        *(_fmt(p) for p in s.precisions),
+        fmt(s.bleu_proxy),
+        *(fmt(p) for p in s.precisions),
         bands,
         str(s.flags[NEW_VOCABULARY]),
         str(s.flags[PARAPHRASE]),
         ground,
-        _fmt(s.hallucination_rate),
+        fmt(s.hallucination_rate),
     ]
 
 
@@ -740,16 +735,16 @@ _FIELD_HEAD = [
 def summary_markdown(summary: FidelitySummary) -> str:
     """The fidelity section of summary.md (starts with a level-2 heading)."""
     o = summary.overall
-    p = " / ".join(_fmt(x) for x in o.precisions)
+    p = " / ".join(fmt(x) for x in o.precisions)
     lines = [
         "## Text fidelity",
         "",
         f"- values n-gram scored: {o.values} ({o.empty} empty); grounding checked: {o.checked}",
-        f"- BLEU proxy (mean over values): {_fmt(o.bleu_proxy)}; pooled p1..p4: {p}",
+        f"- BLEU proxy (mean over values): {fmt(o.bleu_proxy)}; pooled p1..p4: {p}",
         "- bands: " + ", ".join(f"{b} {o.bands[b]}" for b in BANDS),
         "- flags: " + ", ".join(f"{f} {o.flags[f]}" for f in FLAGS),
-        f"- groundedness: {_fmt(o.groundedness)} ({o.grounded}/{o.checked});"
-        f" hallucination rate: {_fmt(o.hallucination_rate)}",
+        f"- groundedness: {fmt(o.groundedness)} ({o.grounded}/{o.checked});"
+        f" hallucination rate: {fmt(o.hallucination_rate)}",
         f"- approved by a reviewer: {o.approved}",
         f"- signature: `{summary.signature()}`",
         "",
@@ -779,7 +774,7 @@ def _worst_markdown(summary: FidelitySummary) -> list[str]:
     for v in worst:
         span = "—" if v.span is None else f"{_cell(v.span.text)} ({v.span.score:.2f})"
         lines.append(
-            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {_fmt(v.bleu_proxy)} "
+            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
             f"| {v.band or '—'} | {', '.join(v.flags) or '—'} | {_grounded(v)} | {span} "
             f"| {_grams(v.extra_ngrams)} | {_grams(v.missing_ngrams)} |"
         )
@@ -799,7 +794,7 @@ def _approved_markdown(summary: FidelitySummary) -> list[str]:
     ]
     for v in approved:
         lines.append(
-            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {_fmt(v.bleu_proxy)} "
+            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
             f"| {', '.join(v.cleared_flags) or '—'} | {_grounded(v)} | {_cell(v.note or '—')} |"
         )
     return lines
@@ -854,8 +849,8 @@ def summary_table(summary: FidelitySummary) -> str:
     """A plain-text table for the terminal: overall, then one row per field."""
     o = summary.overall
     head = (
-        f"text fidelity  BLEU proxy {_fmt(o.bleu_proxy)}  groundedness {_fmt(o.groundedness)}"
-        f"  hallucination rate {_fmt(o.hallucination_rate)}  approved {o.approved}"
+        f"text fidelity  BLEU proxy {fmt(o.bleu_proxy)}  groundedness {fmt(o.groundedness)}"
+        f"  hallucination rate {fmt(o.hallucination_rate)}  approved {o.approved}"
     )
     rows = [_FIELD_HEAD, _field_row("(all)", o)]
     rows += [_field_row(name, stats) for name, stats in fields_worst_first(summary)]

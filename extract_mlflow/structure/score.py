@@ -57,6 +57,7 @@ from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
 from ..core.paths import lookup
+from ..core.text import escape_pipes, fmt
 from ..errors import InputError
 from ..evaluation.stats import resample_indices, resampled_sums
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
@@ -475,28 +476,24 @@ def _scalar(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
     if not headline:
         return ["No structure fields in the gold set."]
     lines = ["| metric | value | 95% CI | documents |", "|---|---:|---|---:|"]
     for name, m in headline.items():
-        ci = f"{_fmt(m.ci_low)}–{_fmt(m.ci_high)}" + (" (degenerate)" if m.degenerate else "")
-        lines.append(f"| {name} | {_fmt(m.value)} | {ci} | {m.documents} |")
+        ci = f"{fmt(m.ci_low)}–{fmt(m.ci_high)}" + (" (degenerate)" if m.degenerate else "")
+        lines.append(f"| {name} | {fmt(m.value)} | {ci} | {m.documents} |")
     return lines
 
 
 def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
     names = [n for n in METRICS if any(n in s.values for s in slices)]
-    cell = attribute.replace("|", "\\|")
+    cell = escape_pipes(attribute)
     lines = [f"| {cell} | documents | " + " | ".join(names) + " |"]
     lines.append("|---|---:|" + "---:|" * len(names))
     for s in slices:
-        values = " | ".join(_fmt(s.values.get(n)) for n in names)
-        label = s.label.replace("|", "\\|")
+        values = " | ".join(fmt(s.values.get(n)) for n in names)
+        label = escape_pipes(s.label)
         lines.append(f"| {label} | {s.documents} | {values} |")
     return lines
 

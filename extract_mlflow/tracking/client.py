@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from ..core.text import truncate
 from ..errors import ExtractMlflowError, InputError, TrackingError
 
 if TYPE_CHECKING:
@@ -413,7 +414,7 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
         )
     if "error code 403 " in text:
         return "the server denied permission for this operation (HTTP 403)"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return truncate(text, limit)
 
 
 @contextlib.contextmanager
@@ -488,7 +489,7 @@ def fit(value: str, limit: int) -> str:
     if len(value) <= limit:
         return value
     log.warning("value of %d characters cut to MLflow's limit of %d", len(value), limit)
-    return value[: limit - 1] + "…"
+    return truncate(value, limit)
 
 
 def report_params(report: Report, extra: Mapping[str, Any] | None = None) -> dict[str, str]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..core.text import fmt
 from ..errors import InputError
 from .client import LoggedRun, Tracker, display_uri, is_http, log_report, resolve_tracking_uri
 
@@ -212,17 +213,13 @@ def _register_prompt(uri: str, text: str, label: str) -> str | None:
         return register_prompt(text, label)
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def scoreboard(result: DemoResult) -> str:
     """A short plain-text scoreboard of the demo runs and the command to open the UI."""
     where = f" (experiment {result.experiment})" if result.experiment else ""
     rows = [("run", "F1", "precision", "recall", "model version", "run id")]
     for r in result.runs:
         version = f"{result.model_name}/{r.run.model_version}" if r.run.model_version else "-"
-        rows.append((r.label, _fmt(r.f1), _fmt(r.precision), _fmt(r.recall), version, r.run.run_id))
+        rows.append((r.label, fmt(r.f1), fmt(r.precision), fmt(r.recall), version, r.run.run_id))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [f"extract-mlflow demo: logged to {result.tracking_uri}{where}", ""]
     for row in rows:

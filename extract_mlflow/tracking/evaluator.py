@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.text import fmt
 from ..errors import ConfigError, InputError
 
 if TYPE_CHECKING:
@@ -269,7 +270,7 @@ def fidelity_rationale(summary: Any, limit: int = 3) -> str:
         return "every checked value was copied from the source"
     parts = []
     for v in worst:
-        score = "n/a" if v.bleu_proxy is None else f"{v.bleu_proxy:.2f}"
+        score = fmt(v.bleu_proxy, 2)
         flags = ", ".join(v.flags) or ("not grounded" if v.grounded is False else v.band)
         parts.append(f"{v.path} {v.value!r}: BLEU proxy {score} ({flags})")
     return "; ".join(parts)
@@ -337,7 +338,7 @@ def _scorer_classes() -> dict[str, type[Scorer]]:
             return Feedback(
                 value=m.get("bleu_proxy"),
                 rationale=fidelity_rationale(summary),
-                metadata={"groundedness": "n/a" if grounded is None else f"{grounded:.4f}"},
+                metadata={"groundedness": fmt(grounded, 4)},
             )
 
     return {"field_f1": FieldF1Scorer, "bleu_proxy": BleuProxyScorer}

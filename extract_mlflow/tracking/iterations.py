@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..core.text import fmt, tex_escape
 from ..errors import InputError
 from .client import (
     ARTIFACT_DIR,
@@ -142,7 +143,7 @@ class IterationsResult:
             cols.insert(0, "composite")
         rows = [("iteration", *cols, "run id", "")]
         for r in self.records:
-            cells = [_fmt_score(r.metrics.get(c)) for c in cols]
+            cells = [fmt(r.metrics.get(c)) for c in cols]
             mark = "best" if best is not None and r.step == best.step else ""
             rows.append((r.name, *cells, r.run.run_id, mark))
         return rows
@@ -174,10 +175,6 @@ class IterationsResult:
             "best_iteration": best.name if best else None,
             "iterations": [r.row() for r in self.records],
         }
-
-
-def _fmt_score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 # -- pure: choosing the best, tables, plots ----------------------------------------------------
@@ -217,22 +214,6 @@ def metrics_csv(records: Sequence[IterationRecord]) -> str:
     for row in rows:
         writer.writerow({c: row.get(c, "") for c in columns})
     return buf.getvalue()
-
-
-_TEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "\\": r"\textbackslash{}",
-}
-
-
-def tex_escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell.
-
-    >>> tex_escape("a_b & 50%")
-    'a\\\\_b \\\\& 50\\\\%'
-    """
-    return "".join(_TEX_SPECIAL.get(c, c) for c in text)
 
 
 def _tex_number(key: str, value: float | None) -> str:
@@ -467,7 +448,7 @@ class IterationLogger:
 def _parent_note(records: Sequence[IterationRecord], best: IterationRecord) -> str:
     key = selection_key([r.metrics for r in records])
     score = best.metrics.get(key)
-    shown = f"{score:.3f}" if score is not None else "n/a"
+    shown = fmt(score)
     return (
         f"extract_mlflow prompt iterations: {len(records)} iterations; best {best.name} "
         f"({key} {shown}). Child runs hold each iteration's prompt and diagnostics."

@@ -96,7 +96,7 @@ from ..comparison import (
     check_options,
     compare,
 )
-from ..core.text import fmt
+from ..core.text import fmt, truncate
 from ..errors import GateError, InputError, TrackingError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
@@ -675,7 +675,7 @@ def summary(comparison: Comparison, no_baseline: str = "no baseline") -> str:
     else:
         parts.append(f"{_metrics(total)} passed")
     text = "; ".join(parts)
-    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
+    return truncate(text, SUMMARY_LIMIT)
 
 
 def _metrics(n: int) -> str:
@@ -686,7 +686,7 @@ def criteria(gates: Sequence[Gate]) -> str:
     """The gates as compact JSON (what the version was judged by)."""
     data = [g.model_dump(exclude_defaults=True) for g in gates]
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= CRITERIA_LIMIT else text[: CRITERIA_LIMIT - 1] + "…"
+    return truncate(text, CRITERIA_LIMIT)
 
 
 def promotion_tags(
@@ -709,7 +709,7 @@ def promotion_tags(
         text = f"superseded: @{alias} {moved} during the promotion; {text}"
     return {
         VERDICT_TAG: verdict,
-        SUMMARY_TAG: text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…",
+        SUMMARY_TAG: truncate(text, SUMMARY_LIMIT),
         CRITERIA_TAG: criteria(gates),
         BASELINE_TAG: previous or "none",
         ALIAS_TAG: alias,

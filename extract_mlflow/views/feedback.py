@@ -14,11 +14,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.paths import document_leaves
+from ..core.text import compact, fmt
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report
@@ -32,18 +32,9 @@ ERROR_WORDS = {
 }
 
 
-def _short(value: Any, limit: int) -> str:
-    if value is None:
-        return "nothing"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    if isinstance(value, str):
-        text = json.dumps(text, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
+def _value(value: Any, limit: int) -> str:
+    """A value in a prompt line: strings quoted, None as "nothing"."""
+    return compact(value, limit, none="nothing", quote=True)
 
 
 def weakest_fields(report: Report, n: int = 5) -> list[FieldResult]:
@@ -63,12 +54,12 @@ def _field_lines(f: FieldResult, max_examples: int, value_limit: int) -> list[st
     c = f.counts
     errors = ", ".join(f"{ERROR_WORDS.get(k, k)} {v}" for k, v in f.errors.items() if v)
     kind = "" if f.type == "unknown" else f" ({f.type})"
-    lines = [f"- {f.path}{kind}: F1 {_score(c.f1)}; {errors or 'no categorised errors'}"]
+    lines = [f"- {f.path}{kind}: F1 {fmt(c.f1, 2)}; {errors or 'no categorised errors'}"]
     shown = [e for e in f.examples if e.get("category") != "parse_failure"][:max_examples]
     for e in shown:
         lines.append(
-            f"    {e['id']}: expected {_short(e.get('expected'), value_limit)}, "
-            f"got {_short(e.get('got'), value_limit)}"
+            f"    {e['id']}: expected {_value(e.get('expected'), value_limit)}, "
+            f"got {_value(e.get('got'), value_limit)}"
         )
     return lines
 
@@ -103,8 +94,8 @@ def feedback_text(
     """
     m = report.micro
     lines = [
-        f"Score: F1 {_score(m.f1)} (precision {_score(m.precision)}, recall "
-        f"{_score(m.recall)}) over {len(report.documents)} documents; "
+        f"Score: F1 {fmt(m.f1, 2)} (precision {fmt(m.precision, 2)}, recall "
+        f"{fmt(m.recall, 2)}) over {len(report.documents)} documents; "
         f"{m.fp} extra or wrong values, {m.fn} missed or wrong values."
     ]
     weak = weakest_fields(report, max_fields)
@@ -186,6 +177,6 @@ def hints_text(hints: Mapping[str, Sequence[Any]], value_limit: int = 60) -> str
     """
     lines = ["Example values from other documents (formats, not answers):"]
     for path, values in hints.items():
-        shown = " | ".join(_short(v, value_limit) for v in values)
+        shown = " | ".join(_value(v, value_limit) for v in values)
         lines.append(f"- {path}: {shown}")
     return "\n".join(lines) + "\n"

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import fmt, terminal_safe
+from ..core.text import compact, fmt, md_cell, terminal_safe
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    if value is None:
-        return "—"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fields_worst_first(report: Report) -> list[FieldResult]:
@@ -30,10 +21,6 @@ def fields_worst_first(report: Report) -> list[FieldResult]:
             f.path,
         ),
     )
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _run_lines(report: Report) -> list[str]:
@@ -65,15 +52,15 @@ def _layout_markdown(report: Report) -> list[str]:
         assert d.layout is not None
         missing = "; ".join(f"{t} ({why})" for t, why in d.layout.missing.items()) or "—"
         lines.append(
-            f"| {_md_cell(d.id)} | {len(d.layout.present)}/{d.layout.required} "
-            f"| {_md_cell(missing)} | {d.rows_pred or 0}/{d.rows_gold or 0} "
+            f"| {md_cell(d.id)} | {len(d.layout.present)}/{d.layout.required} "
+            f"| {md_cell(missing)} | {d.rows_pred or 0}/{d.rows_gold or 0} "
             f"| {fmt(d.counts.f1)} | {fmt(d.composite)} |"
         )
     recall = report.field_recall_lines()
     if recall:
         lines += ["", "Recall by field, worst first: " + ", ".join(f"`{r}`" for r in recall)]
     problems = [(d.id, p) for d in docs if d.layout for p in d.layout.problems]
-    lines += [f"- `{_md_cell(i)}`: {_md_cell(p)}" for i, p in problems]
+    lines += [f"- `{md_cell(i)}`: {md_cell(p)}" for i, p in problems]
     return lines
 
 
@@ -100,7 +87,7 @@ def report_markdown(report: Report) -> str:
         c = f.counts
         errs = ", ".join(f"{k} {v}" for k, v in f.errors.items()) or "—"
         lines.append(
-            f"| `{_md_cell(f.path)}` | {f.type} | {c.tp} | {c.fp} | {c.fn} | {fmt(c.precision)} "
+            f"| `{md_cell(f.path)}` | {f.type} | {c.tp} | {c.fp} | {c.fn} | {fmt(c.precision)} "
             f"| {fmt(c.recall)} | {fmt(c.f1)} | {errs} |"
         )
     examples = [(f, e) for f in fields_worst_first(report) for e in f.examples]
@@ -109,8 +96,8 @@ def report_markdown(report: Report) -> str:
         lines.append("|---|---|---|---|---|")
         for f, e in examples:
             lines.append(
-                f"| `{_md_cell(f.path)}` | {_md_cell(e['id'])} | {e['category']} "
-                f"| {_md_cell(_short(e['expected']))} | {_md_cell(_short(e['got']))} |"
+                f"| `{md_cell(f.path)}` | {md_cell(e['id'])} | {e['category']} "
+                f"| {md_cell(compact(e['expected'], 60))} | {md_cell(compact(e['got'], 60))} |"
             )
     worst = report.worst_documents()
     if worst:
@@ -123,7 +110,7 @@ def report_markdown(report: Report) -> str:
         lines.append("|---|---|---:|---:|---:|")
         for d in worst:
             c = d.counts
-            lines.append(f"| {_md_cell(d.id)} | {d.status} | {c.fp} | {c.fn} | {fmt(c.f1)} |")
+            lines.append(f"| {md_cell(d.id)} | {d.status} | {c.fp} | {c.fn} | {fmt(c.f1)} |")
     for family in (report.fidelity, report.structure):
         if family is not None:
             lines += ["", family.to_markdown().rstrip()]
