@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import teds_reference as ref
 
-from extract_mlflow.structure.tables import parse_tables
+from extract_mlflow.structure.table_text import parse_tables
 from extract_mlflow.structure.teds import timed_teds
 
 

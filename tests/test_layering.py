@@ -268,8 +268,6 @@ TEMPORARY_SIZES: set[str] = {
     "cli:score",
     "cli:gate_options",
     "comparison:build_comparison",
-    "structure.tables",
-    "structure.teds",
     "tracking.client",
     "tracking.promote",
     "gates",  # over 500 once gates_simple is folded in and i10-gates merged

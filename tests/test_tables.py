@@ -9,17 +9,13 @@ import teds_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.structure.tables import (
-    Cell,
-    Node,
-    Row,
-    Table,
+from extract_mlflow.structure.table_text import (
     parse_html_tables,
     parse_markdown_tables,
     parse_tables,
-    read_span,
     split_pipe_row,
 )
+from extract_mlflow.structure.tables import Cell, Node, Row, Table, read_span
 
 
 def texts(table: Table) -> list[list[str]]:

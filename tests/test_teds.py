@@ -11,9 +11,9 @@ import teds_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.structure.tables import Table, parse_tables
+from extract_mlflow.structure.table_text import parse_tables
+from extract_mlflow.structure.tables import Table
 from extract_mlflow.structure.teds import (
-    TedsBudgetExceeded,
     approximate_teds,
     cell_costs,
     header_association,
@@ -21,8 +21,8 @@ from extract_mlflow.structure.teds import (
     sequence_edit_distance,
     teds,
     timed_teds,
-    tree_edit_distance,
 )
+from extract_mlflow.structure.tree_edit import TedsBudgetExceeded, tree_edit_distance
 
 TOL = 1e-9
 
@@ -354,7 +354,7 @@ def test_the_fallback_is_a_labelled_lower_bound(normalized: bool) -> None:
 
 
 def test_a_pair_too_large_for_memory_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    import extract_mlflow.structure.teds as module
+    import extract_mlflow.structure.tree_edit as module
 
     gold, pred = (table(h) for h in ref.random_pair(random.Random(9), 5, 4))
     monkeypatch.setattr(module, "_MAX_STATE_ELEMENTS", 10)

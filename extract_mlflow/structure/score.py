@@ -63,7 +63,7 @@ from ..evaluation.stats import resample_indices, resampled_sums
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
 from .reading_order import parse_blocks, score_reading_order
-from .tables import parse_tables
+from .table_text import parse_tables
 from .teds import TableScore, score_tables
 
 if TYPE_CHECKING:
