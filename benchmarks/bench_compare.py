@@ -25,7 +25,7 @@ import pandas as pd
 
 from extract_mlflow.comparison import build_comparison
 from extract_mlflow.core.keys import metric_key
-from extract_mlflow.evaluation.stats import paired_bootstrap
+from extract_mlflow.evaluation.paired import paired_bootstrap
 from extract_mlflow.gates import Gate
 
 

@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 from .core.keys import keys_from_frame, resolve_metric
 from .core.text import fmt
 from .errors import GateError, InputError
-from .evaluation.stats import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
+from .evaluation.paired import (
     Bootstrap,
-    Interval,
-    align,
+    DocumentChange,
+    DocumentFlips,
+    document_view,
     paired_bootstrap,
 )
+from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from .gates import (
     Gate,
     GateResult,
@@ -130,37 +130,6 @@ class MetricRow:
             "ci_high": iv.high if iv else None,
             "p_value": iv.p_value if iv else None,
             "higher_is_better": self.higher_is_better,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentChange:
-    """One document on both sides (F1 None when 0/0)."""
-
-    id: str
-    baseline_f1: float | None
-    candidate_f1: float | None
-    baseline_errors: int
-    candidate_errors: int
-    baseline_status: str | None = None
-    candidate_status: str | None = None
-
-    @property
-    def delta_f1(self) -> float | None:
-        if self.baseline_f1 is None or self.candidate_f1 is None:
-            return None
-        return self.candidate_f1 - self.baseline_f1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "baseline_f1": self.baseline_f1,
-            "candidate_f1": self.candidate_f1,
-            "delta_f1": self.delta_f1,
-            "baseline_errors": self.baseline_errors,
-            "candidate_errors": self.candidate_errors,
-            "baseline_status": self.baseline_status,
-            "candidate_status": self.candidate_status,
         }
 
 
@@ -370,63 +339,6 @@ def metric_rows(
     ]
 
 
-def _doc_f1(tp: float, fp: float, fn: float) -> float | None:
-    den = 2 * tp + fp + fn
-    return float(2 * tp / den) if den else None
-
-
-def _fully_correct(frame: pd.DataFrame) -> pd.Series:
-    ok = (frame["tp"] > 0) & (frame["fp"] == 0) & (frame["fn"] == 0)
-    if "status" in frame.columns:
-        ok &= frame["status"].astype(str) == "scored"
-    return ok
-
-
-def document_changes(b: pd.DataFrame, c: pd.DataFrame, top: int) -> list[DocumentChange]:
-    """The `top` most regressed documents of two aligned frames (indexed by id)."""
-    b_f1 = 2 * b["tp"] / (2 * b["tp"] + b["fp"] + b["fn"]).where(lambda s: s > 0)
-    c_f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"]).where(lambda s: s > 0)
-    table = b[[]].assign(
-        d_f1=(c_f1 - b_f1).fillna(0.0),
-        new_errors=(c["fp"] + c["fn"]) - (b["fp"] + b["fn"]),
-        doc=b.index.astype(str),
-    )
-    worse = table[(table["d_f1"] < 0) | (table["new_errors"] > 0)]
-    ranked = worse.sort_values(["d_f1", "new_errors", "doc"], ascending=[True, False, True])
-    return [_change(i, b.loc[i], c.loc[i]) for i in ranked.index[:top]]
-
-
-def _change(doc_id: str, b: pd.Series, c: pd.Series) -> DocumentChange:
-    def status(row: pd.Series) -> str | None:
-        return str(row["status"]) if "status" in row.index else None
-
-    return DocumentChange(
-        str(doc_id),
-        _doc_f1(b["tp"], b["fp"], b["fn"]),
-        _doc_f1(c["tp"], c["fp"], c["fn"]),
-        int(b["fp"] + b["fn"]),
-        int(c["fp"] + c["fn"]),
-        status(b),
-        status(c),
-    )
-
-
-@dataclass(frozen=True)
-class _Documents:
-    broke: tuple[str, ...] = ()
-    fixed: tuple[str, ...] = ()
-    regressed: tuple[DocumentChange, ...] = ()
-
-
-def document_view(baseline: pd.DataFrame, candidate: pd.DataFrame, top: int) -> _Documents:
-    """Flips both ways and the most regressed documents, over the paired documents."""
-    b, c, _, _ = align(baseline, candidate)
-    b_ok, c_ok = _fully_correct(b), _fully_correct(c)
-    broke = tuple(str(i) for i in b.index[b_ok & ~c_ok])
-    fixed = tuple(str(i) for i in b.index[~b_ok & c_ok])
-    return _Documents(broke, fixed, tuple(document_changes(b, c, top)))
-
-
 def _bootstrap_notes(boot: Bootstrap) -> list[str]:
     notes = list(boot.notes)
     if boot.baseline_only or boot.candidate_only:
@@ -474,7 +386,7 @@ def build_comparison(
     if diff:
         notes.append(f"compared although {diff}")
     boot = Bootstrap({}, 0, resamples=resamples, seed=seed)
-    docs = _Documents()
+    docs = DocumentFlips()
     paired = has_baseline and baseline_frame is not None and candidate_frame is not None
     if paired and baseline_frame is not None and candidate_frame is not None:
         boot = paired_bootstrap(

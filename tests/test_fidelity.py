@@ -15,24 +15,26 @@ from pydantic import ValidationError
 
 from extract_mlflow.config import Config, FidelityConfig, FieldRule
 from extract_mlflow.errors import InputError
+from extract_mlflow.fidelity.approvals import load_approvals
 from extract_mlflow.fidelity.score import (
+    FidelitySummary,
+    fidelity_signature,
+    glob_regex,
+    score_fidelity,
+)
+from extract_mlflow.fidelity.tokens import SourceIndex
+from extract_mlflow.fidelity.values import (
     EXCELLENT,
     GOOD,
     NEW_VOCABULARY,
     PARAPHRASE,
     SOMEWHAT,
-    FidelitySummary,
     ValueFidelity,
     band,
     bleu_proxy,
-    fidelity_signature,
     flags_for,
-    glob_regex,
-    load_approvals,
-    score_fidelity,
     score_text,
 )
-from extract_mlflow.fidelity.tokens import SourceIndex
 from extract_mlflow.fields.normalize import Comparators
 
 SOURCE = (

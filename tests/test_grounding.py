@@ -7,8 +7,8 @@ import pytest
 
 from extract_mlflow.config import FieldRule
 from extract_mlflow.fidelity.grounding import SourceNumbers, align, missing_ngrams
-from extract_mlflow.fidelity.score import score_text
 from extract_mlflow.fidelity.tokens import SourceIndex, tokenize
+from extract_mlflow.fidelity.values import score_text
 from extract_mlflow.fields.normalize import Comparator
 
 LINES = """Pos  Description                         Qty  Unit price    Amount

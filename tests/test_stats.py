@@ -14,13 +14,8 @@ from scipy import stats as scipy_stats
 
 from extract_mlflow import evaluate
 from extract_mlflow.errors import InputError
-from extract_mlflow.evaluation.stats import (
-    Interval,
-    paired_bootstrap,
-    resample_indices,
-    resampled_sums,
-    summarize,
-)
+from extract_mlflow.evaluation.paired import paired_bootstrap
+from extract_mlflow.evaluation.stats import Interval, resample_indices, resampled_sums, summarize
 
 
 def counts_frame(

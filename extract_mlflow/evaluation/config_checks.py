@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config import Config
 from ..core.paths import covers, document_leaves
-from ..fields.normalize import _DATE_HINT
+from ..fields.normalize import DATE_HINT
 from ..fields.units import known_unit
 
 
@@ -57,7 +57,7 @@ def _gold_leaves(
             if (
                 dates
                 and isinstance(value, str)
-                and (path in dated or (path not in typed and _DATE_HINT.match(value)))
+                and (path in dated or (path not in typed and DATE_HINT.match(value)))
             ):
                 values.add(value.strip())
     return paths, values

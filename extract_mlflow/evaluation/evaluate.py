@@ -15,7 +15,8 @@ from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..core.runtime import gc_paused
 from ..errors import ConfigError
-from ..fidelity.score import FidelitySummary, load_approvals, score_fidelity
+from ..fidelity.approvals import load_approvals
+from ..fidelity.score import FidelitySummary, score_fidelity
 from ..fields.normalize import Comparators
 from ..fields.scorer import CATEGORIES, PARSE_FAILURE, DocCounts, ErrorRecord, FieldScorer
 from ..io.loading import (

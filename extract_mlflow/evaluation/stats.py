@@ -1,56 +1,29 @@
-"""Paired bootstrap over documents: how sure is a difference between two runs? Pure.
+"""Resampling documents with replacement, and percentile intervals. Pure.
 
-Both runs' per-document count frames (``Report.to_frame("counts")``: id, status, tp, fp, fn,
-``field_tp/<path>``, ``field_fp/<path>``, ``field_fn/<path>``, optionally ``layout_score``) are
-aligned on the document id (documents in both runs only; sorted by id, so row order never
-matters). One set of resamples of the documents is drawn with ``numpy.random.default_rng(seed)``
-and reused for every metric; each resample recomputes every count-based score from summed counts,
-never from per-document scores:
-
-- ``precision``, ``recall``, ``f1`` (micro), ``macro_f1`` (mean of the defined field F1s),
-  ``field_f1/<key>``, ``field_precision/<key>``, ``field_recall/<key>`` (keys as logged);
-- ``parse_failure_rate`` (from ``status``), and ``layout_score`` and ``composite`` (micro F1 ×
-  mean layout score) when both frames carry a ``layout_score`` column;
-- the document-structure metrics (``teds``, ``anls``, ``reading_order``, …) from their
-  per-document ``structure/<metric>_num`` and ``_den`` columns, as Σnum / Σden.
-
-For each metric the result holds the point delta (candidate − baseline on the paired documents),
-the percentile interval of the resampled deltas and a two-sided p-value: twice the smaller share
-of resamples on either side of zero, with the usual +1 correction,
-``p = min(1, 2 · min(#{d ≤ 0} + 1, #{d ≥ 0} + 1) / (B + 1))``, so p < 1 − confidence exactly when
-the percentile interval (nearly) excludes 0, and p is never 0. Resamples where a score is 0/0 on
-either side are left out of that metric's interval and p-value (``Interval.resamples`` counts the
-ones used). With fewer than two paired documents there is nothing to resample: no intervals.
-
-Summing is one matrix product: W (resamples × documents) counts how often each document is
-drawn, and W @ counts gives every resample's summed counts at once.
+One set of resamples is drawn with ``numpy.random.default_rng(seed)`` (:func:`resample_indices`)
+and reused for every metric. Summing is one matrix product: W (resamples × documents) counts how
+often each document is drawn, and W @ counts gives every resample's summed counts at once
+(:func:`resampled_sums`, exact: float32 only when every sum is an integer below 2**24).
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..core.keys import field_key, keys_from_frame
-from ..errors import InputError
-
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
-MIN_DOCUMENTS = 2
 _CHUNK_CELLS = 4_000_000  # W is built this many cells at a time (32 MB of float64)
-_FIELD_PREFIXES = ("field_tp/", "field_fp/", "field_fn/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,161 +48,10 @@ class Interval:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Bootstrap:
-    """Intervals by metric, and which documents were paired."""
-
-    intervals: dict[str, Interval]
-    paired: int
-    baseline_only: tuple[str, ...] = ()
-    candidate_only: tuple[str, ...] = ()
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True, slots=True)
-class CountLayout:
-    """Which columns of a count matrix hold what (the same for both runs)."""
-
-    paths: tuple[str, ...]
-    has_status: bool
-    has_layout: bool
-    ratios: tuple[str, ...] = ()
-    """metrics given per document as a numerator and a denominator (``structure/<m>_num``,
-    ``structure/<m>_den``): the run's value is Σnum / Σden"""
-    keys: dict[str, str] = field(default_factory=dict)
-    """field path -> the suffix of its metric keys, as the runs logged them"""
-
-    @property
-    def width(self) -> int:
-        return self.ratio_start + 2 * len(self.ratios)
-
-    @property
-    def ratio_start(self) -> int:
-        return self.field_start + 3 * len(self.paths)
-
-    @property
-    def field_start(self) -> int:
-        return 3 + int(self.has_status) + 2 * int(self.has_layout)
-
-
 # -- frames → count matrices ----------------------------------------------------------------
 
 
-RATIO_PREFIX = "structure/"
-_RATIO_COLUMN = re.compile(rf"^{re.escape(RATIO_PREFIX)}(.+)_num$")
-
-
-def field_paths(frame: pd.DataFrame) -> list[str]:
-    """The field paths of a counts frame, in column order; each needs all three columns."""
-    paths = [c[len("field_tp/") :] for c in frame.columns if str(c).startswith("field_tp/")]
-    for p in paths:
-        for prefix in _FIELD_PREFIXES[1:]:
-            if prefix + p not in frame.columns:
-                raise InputError(f"documents frame has field_tp/{p} but no {prefix}{p}")
-    return paths
-
-
-def _check_frame(frame: pd.DataFrame, side: str) -> None:
-    missing = [c for c in ("id", "tp", "fp", "fn") if c not in frame.columns]
-    if missing:
-        raise InputError(f"{side} documents frame lacks column '{missing[0]}'")
-    ids = frame["id"].astype(str)
-    if ids.duplicated().any():
-        raise InputError(
-            f"{side} documents frame repeats document id {ids[ids.duplicated()].iloc[0]!r}"
-        )
-
-
-def align(
-    baseline: pd.DataFrame, candidate: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...], tuple[str, ...]]:
-    """The two frames restricted to the documents in both, sorted by id, and the ids of each
-    side's unpaired documents."""
-    _check_frame(baseline, "baseline")
-    _check_frame(candidate, "candidate")
-    b = baseline.assign(id=baseline["id"].astype(str)).set_index("id")
-    c = candidate.assign(id=candidate["id"].astype(str)).set_index("id")
-    common = sorted(set(b.index) & set(c.index))
-    b_only = tuple(sorted(set(b.index) - set(common)))
-    c_only = tuple(sorted(set(c.index) - set(common)))
-    return b.loc[common], c.loc[common], b_only, c_only
-
-
-def count_matrix(frame: pd.DataFrame, layout: CountLayout, side: str) -> FloatArray:
-    """The (documents × layout.width) matrix of counts; a field the frame lacks is all zero."""
-    names = ["tp", "fp", "fn", *(pre + p for p in layout.paths for pre in _FIELD_PREFIXES)]
-    counts = frame.reindex(columns=names, fill_value=0).to_numpy(np.float64, na_value=np.nan)
-    bad = ~np.isfinite(counts) | (counts < 0)
-    if bad.any():
-        name = names[int(np.flatnonzero(bad.any(axis=0))[0])]
-        raise InputError(f"{side} documents frame: column '{name}' holds a negative or empty count")
-    extra: list[FloatArray] = []
-    if layout.has_status:
-        failed = frame["status"].astype(str).to_numpy() == "parse_failure"
-        extra.append(failed.astype(np.float64))
-    if layout.has_layout:
-        score = frame["layout_score"].to_numpy(dtype=np.float64, na_value=np.nan)
-        extra += [np.nan_to_num(score, nan=0.0), np.isfinite(score).astype(np.float64)]
-    ratios = [
-        np.nan_to_num(frame[f"{RATIO_PREFIX}{name}{part}"].to_numpy(np.float64, na_value=np.nan))
-        for name in layout.ratios
-        for part in ("_num", "_den")
-    ]  # a document without the input adds 0 / 0 to the sums
-    return np.column_stack([counts[:, :3], *extra, counts[:, 3:], *ratios])
-
-
 # -- summed counts → scores -----------------------------------------------------------------
-
-
-def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
-    out = np.full(np.broadcast(num, den).shape, np.nan)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
-def _prf(tp: FloatArray, fp: FloatArray, fn: FloatArray) -> tuple[FloatArray, ...]:
-    return _ratio(tp, tp + fp), _ratio(tp, tp + fn), _ratio(2 * tp, 2 * tp + fp + fn)
-
-
-def _nanmean_rows(values: FloatArray) -> FloatArray:
-    defined = np.isfinite(values)
-    n = defined.sum(axis=1)
-    return _ratio(np.where(defined, values, 0.0).sum(axis=1), n.astype(np.float64))
-
-
-def scores_from_sums(
-    sums: FloatArray, layout: CountLayout, n_docs: int, present: Sequence[bool] | None = None
-) -> dict[str, FloatArray]:
-    """Every count-based score of each row of summed counts (rows = resamples); 0/0 is NaN.
-
-    ``present`` says which of ``layout.paths`` the run has (the others do not enter macro F1).
-    """
-    tp, fp, fn = sums[:, 0], sums[:, 1], sums[:, 2]
-    out: dict[str, FloatArray] = dict(
-        zip(("precision", "recall", "f1"), _prf(tp, fp, fn), strict=True)
-    )
-    if layout.has_status:
-        out["parse_failure_rate"] = sums[:, 3] / n_docs
-    if layout.has_layout:
-        at = 3 + int(layout.has_status)
-        out["layout_score"] = _ratio(sums[:, at], sums[:, at + 1])
-        out["composite"] = out["f1"] * out["layout_score"]
-    at = layout.ratio_start
-    for i, name in enumerate(layout.ratios):
-        out[name] = _ratio(sums[:, at + 2 * i], sums[:, at + 2 * i + 1])
-    if not layout.paths:
-        return out
-    s, e = layout.field_start, layout.ratio_start
-    p, r, f = _prf(sums[:, s:e:3], sums[:, s + 1 : e : 3], sums[:, s + 2 : e : 3])
-    keep = np.ones(len(layout.paths), bool) if present is None else np.asarray(present, bool)
-    out["macro_f1"] = _nanmean_rows(f[:, keep])
-    for i, path in enumerate(layout.paths):
-        out[field_key("field_f1", path, layout.keys)] = f[:, i]
-        out[field_key("field_precision", path, layout.keys)] = p[:, i]
-        out[field_key("field_recall", path, layout.keys)] = r[:, i]
-    return out
 
 
 # -- resampling -----------------------------------------------------------------------------
@@ -277,80 +99,3 @@ def summarize(point: float, deltas: FloatArray, confidence: float) -> Interval |
     above = int((valid >= 0).sum())
     p = min(1.0, 2 * (min(below, above) + 1) / (valid.size + 1))
     return Interval(point, float(low), float(high), p, int(valid.size), confidence)
-
-
-def _layout(
-    baseline: pd.DataFrame, candidate: pd.DataFrame, keys: dict[str, str] | None = None
-) -> CountLayout:
-    b_paths, c_paths = field_paths(baseline), field_paths(candidate)
-    paths = tuple(dict.fromkeys([*b_paths, *c_paths]))
-    both = [
-        c for c in ("status", "layout_score") if c in baseline.columns and c in candidate.columns
-    ]
-    return CountLayout(
-        paths,
-        "status" in both,
-        "layout_score" in both,
-        ratio_names(baseline, candidate),
-        keys or {},
-    )
-
-
-def ratio_names(baseline: pd.DataFrame, candidate: pd.DataFrame) -> tuple[str, ...]:
-    """The per-document ratio metrics both frames carry (numerator and denominator)."""
-    names = []
-    for column in baseline.columns:
-        m = _RATIO_COLUMN.match(str(column))
-        if m is None:
-            continue
-        name = m.group(1)
-        den = f"{RATIO_PREFIX}{name}_den"
-        if den in baseline.columns and column in candidate.columns and den in candidate.columns:
-            names.append(name)
-    return tuple(names)
-
-
-def _scores(
-    sums: FloatArray, layout: CountLayout, n: int, frame: pd.DataFrame
-) -> dict[str, FloatArray]:
-    own = set(field_paths(frame))
-    return scores_from_sums(sums, layout, n, [p in own for p in layout.paths])
-
-
-def paired_bootstrap(
-    baseline: pd.DataFrame,
-    candidate: pd.DataFrame,
-    *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int | None = 0,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> Bootstrap:
-    """Bootstrap intervals of (candidate − baseline) for every count-based score.
-
-    >>> import pandas as pd
-    >>> frame = pd.DataFrame({"id": ["a", "b"], "tp": [3, 1], "fp": [0, 1], "fn": [1, 0]})
-    >>> paired_bootstrap(frame, frame, resamples=50).intervals["f1"].high
-    0.0
-    """
-    if resamples < 1 or not 0 < confidence < 1:
-        raise ValueError("resamples must be ≥ 1 and confidence strictly between 0 and 1")
-    b, c, b_only, c_only = align(baseline, candidate)
-    n = len(b)
-    if n < MIN_DOCUMENTS:
-        note = f"{n} paired document(s): at least {MIN_DOCUMENTS} are needed for intervals"
-        return Bootstrap({}, n, b_only, c_only, resamples, seed, (note,))
-    keys = {**keys_from_frame(baseline), **keys_from_frame(candidate)}  # the logged keys
-    layout = _layout(b, c, keys)
-    counts = np.hstack([count_matrix(b, layout, "baseline"), count_matrix(c, layout, "candidate")])
-    sums = resampled_sums(counts, resample_indices(n, resamples, seed))
-    full = counts.sum(axis=0, keepdims=True)
-    w = layout.width
-    b_point, c_point = _scores(full[:, :w], layout, n, b), _scores(full[:, w:], layout, n, c)
-    b_boot, c_boot = _scores(sums[:, :w], layout, n, b), _scores(sums[:, w:], layout, n, c)
-    intervals: dict[str, Interval] = {}
-    for name, b_value in b_point.items():
-        point = float(c_point[name][0] - b_value[0])
-        found = summarize(point, c_boot[name] - b_boot[name], confidence)
-        if found is not None:
-            intervals[name] = found
-    return Bootstrap(intervals, n, b_only, c_only, resamples, seed)

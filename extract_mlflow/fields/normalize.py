@@ -233,7 +233,7 @@ def _kind(type_: str, rule: FieldRule) -> Kind:
 _DEFAULT_RULE = FieldRule()
 TEXT: Final = Comparator("text", "exact", _DEFAULT_RULE)
 """Plain text comparison: the fallback for a gold value that does not read as its type."""
-_DATE_HINT = re.compile(r"^\s*\d{1,4}[-./ ]\d{1,2}[-./ ]\d{1,4}(?:[T ][\d:.+\-Z]*)?\s*$")
+DATE_HINT = re.compile(r"^\s*\d{1,4}[-./ ]\d{1,2}[-./ ]\d{1,4}(?:[T ][\d:.+\-Z]*)?\s*$")
 
 
 class Comparators:
@@ -255,7 +255,7 @@ class Comparators:
             return "bool"
         if isinstance(gold, int | float):
             return "number"
-        if isinstance(gold, str) and _DATE_HINT.match(gold):
+        if isinstance(gold, str) and DATE_HINT.match(gold):
             return "date" if _read_date(gold, self._formats) is not TYPE_ERROR else "text"
         return "text"
 
