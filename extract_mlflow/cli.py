@@ -362,7 +362,7 @@ def score(
     """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field, and log the
     evaluation to MLflow as one run (unless --no-log)."""
     from .evaluation.evaluate import evaluate
-    from .gates import check_report
+    from .gate_checks import check_report
 
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
         from .tracking.client import check_reachable, check_user_keys, resolve_tracking_uri

@@ -41,15 +41,8 @@ from .evaluation.paired import (
     paired_bootstrap,
 )
 from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
-from .gates import (
-    Gate,
-    GateResult,
-    GatesLike,
-    coerce_gates,
-    evaluate_gates,
-    evaluated_checks,
-    higher_is_better,
-)
+from .gate_checks import evaluate_gates, evaluated_checks
+from .gates import Gate, GateResult, GatesLike, coerce_gates, higher_is_better
 
 if TYPE_CHECKING:
     import pandas as pd

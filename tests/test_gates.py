@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from extract_mlflow.errors import ConfigError
 from extract_mlflow.evaluation.stats import Interval
+from extract_mlflow.gate_checks import evaluate_gates
 from extract_mlflow.gates import (
     Gate,
     GateResult,
     coerce_gates,
-    evaluate_gates,
     from_metric_thresholds,
     gates_from_data,
     higher_is_better,
@@ -478,7 +478,7 @@ def test_check_report_refuses_a_bar_that_is_not_a_finite_number(
 ) -> None:
     """NaN compares false both ways (it would pass every report), inf fails every one."""
     from extract_mlflow.errors import InputError
-    from extract_mlflow.gates import check_report
+    from extract_mlflow.gate_checks import check_report
 
     report = _scored_report()
     with pytest.raises(InputError, match="finite"):
@@ -486,7 +486,7 @@ def test_check_report_refuses_a_bar_that_is_not_a_finite_number(
 
 
 def test_check_report_reads_finite_bars() -> None:
-    from extract_mlflow.gates import check_report
+    from extract_mlflow.gate_checks import check_report
 
     report = _scored_report()  # total right, items[].qty wrong: micro F1 0.5
     assert check_report(report, 0.5, [("total", 1.0)]) == []

@@ -270,7 +270,6 @@ TEMPORARY_SIZES: set[str] = {
     "comparison:build_comparison",
     "tracking.client",
     "tracking.promote",
-    "gates",  # over 500 once gates_simple is folded in and i10-gates merged
     # ... phase 4 moves the rendering out of these, phase 5 the statistics
     "report",
     "comparison",
