@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_tracking import mlflow_server
 
 from extract_mlflow import evaluate
-from extract_mlflow.tracking.client import log_report
+from extract_mlflow.tracking.log import log_report
 from extract_mlflow.tracking.promote import VERDICT_TAG
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"

@@ -31,7 +31,7 @@ import synth
 
 from extract_mlflow import evaluate
 from extract_mlflow.report import Report
-from extract_mlflow.tracking.client import log_report
+from extract_mlflow.tracking.log import log_report
 
 
 def help_time(repeat: int) -> float:

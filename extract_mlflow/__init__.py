@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from .evaluation.evaluate import evaluate
     from .gates import Gate, load_gates
     from .report import DocumentResult, FieldResult, Report
-    from .tracking.client import LoggedRun, log_report
     from .tracking.iterations import IterationLogger, log_iterations
+    from .tracking.log import log_report
     from .tracking.promote import promote
+    from .tracking.runs import LoggedRun
     from .views.feedback import feedback_text, field_hints
 
 _LAZY = {
@@ -40,8 +41,8 @@ _LAZY = {
     "FieldResult": "report",
     "Report": "report",
     "evaluate": "evaluation.evaluate",
-    "LoggedRun": "tracking.client",
-    "log_report": "tracking.client",
+    "LoggedRun": "tracking.runs",
+    "log_report": "tracking.log",
     "IterationLogger": "tracking.iterations",
     "log_iterations": "tracking.iterations",
     "feedback_text": "views.feedback",

@@ -365,7 +365,8 @@ def score(
     from .gate_checks import check_report
 
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
-        from .tracking.client import check_reachable, check_user_keys, resolve_tracking_uri
+        from .tracking.client import check_reachable, resolve_tracking_uri
+        from .tracking.payload import check_user_keys
 
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
@@ -391,7 +392,8 @@ def score(
     failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
-        from .tracking.client import display_uri, log_report
+        from .tracking.client import display_uri
+        from .tracking.log import log_report
 
         quiet_mlflow()
         logged = log_report(

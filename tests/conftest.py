@@ -296,13 +296,13 @@ def assert_run_holds_report(
 
     import pandas as pd
 
-    from extract_mlflow.tracking.client import (
+    from extract_mlflow.tracking.client import using_tracking_uri
+    from extract_mlflow.tracking.payload import (
         RUN_TYPE_EVALUATION,
         RUN_TYPE_TAG,
         SIGNATURE_TAG,
         TABLE_FILE,
         report_params,
-        using_tracking_uri,
     )
 
     run = client.get_run(run_id)

@@ -16,7 +16,6 @@ from extract_mlflow import evaluate
 from extract_mlflow.core.text import tex_escape
 from extract_mlflow.errors import InputError, TrackingError
 from extract_mlflow.report import Report
-from extract_mlflow.tracking.client import PARENT_RUN_TAG, LoggedRun
 from extract_mlflow.tracking.iterations import (
     BEST_TAG,
     ITERATION_TAG,
@@ -33,6 +32,8 @@ from extract_mlflow.tracking.iterations import (
     plot_tokens,
     plot_trend,
 )
+from extract_mlflow.tracking.payload import PARENT_RUN_TAG
+from extract_mlflow.tracking.runs import LoggedRun
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -160,7 +160,7 @@ def test_nasty_paths_log_and_read_back(
 ) -> None:
     from mlflow.tracking import MlflowClient
 
-    from extract_mlflow.tracking.client import log_report
+    from extract_mlflow.tracking.log import log_report
 
     report = nasty_report({"k:1": "w"})
     logged = log_report(report, tracking_uri=mlflow_server.uri, experiment="nasty-keys")

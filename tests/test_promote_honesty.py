@@ -33,7 +33,7 @@ from test_registry import (
 )
 
 from extract_mlflow.errors import GateError, InputError, TrackingError
-from extract_mlflow.tracking.client import log_report
+from extract_mlflow.tracking.log import log_report
 from extract_mlflow.tracking.promote import (
     BASELINE_TAG,
     LEASE_TAG,

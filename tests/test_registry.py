@@ -21,7 +21,9 @@ from extract_mlflow.comparison import IncomparableRunsError, ScoredRun, compare
 from extract_mlflow.errors import ConfigError, InputError
 from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report
-from extract_mlflow.tracking.client import SIGNATURE_TAG, log_report, using_tracking_uri
+from extract_mlflow.tracking.client import using_tracking_uri
+from extract_mlflow.tracking.log import log_report
+from extract_mlflow.tracking.payload import SIGNATURE_TAG
 from extract_mlflow.tracking.promote import (
     ALIAS_TAG,
     BASELINE_TAG,

@@ -22,6 +22,12 @@ from extract_mlflow.errors import InputError, TrackingError
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.client import (
     FAST_HTTP_ENV,
+    check_reachable,
+    env_defaults,
+    using_tracking_uri,
+)
+from extract_mlflow.tracking.log import log_report
+from extract_mlflow.tracking.payload import (
     MAX_ENTITIES_PER_CALL,
     MAX_METRICS_PER_CALL,
     MAX_PARAM_LENGTH,
@@ -31,19 +37,15 @@ from extract_mlflow.tracking.client import (
     RUN_TYPE_EVALUATION,
     RUN_TYPE_TAG,
     SIGNATURE_TAG,
-    LoggedRun,
-    check_reachable,
-    env_defaults,
     fit,
-    log_report,
     parse_key_values,
     plan_batches,
     prompt_file_names,
     report_params,
     report_tags,
-    using_tracking_uri,
     validate_prompt_uris,
 )
+from extract_mlflow.tracking.runs import LoggedRun
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 ROOT = EXAMPLE.parents[1]
@@ -464,7 +466,7 @@ def test_failure_on_server_leaves_run_failed(
 def test_killed_server_fails_fast_with_one_line(
     mlflow_env: Path, start_server: Any, baseline: Report, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from extract_mlflow.tracking.client import Tracker
+    from extract_mlflow.tracking.runs import Tracker
 
     server = start_server()
     original = Tracker.log_batches

@@ -24,7 +24,10 @@ from servers import freezing_proxy, hanging_server, start_auth_server, uri_of
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.errors import InputError
-from extract_mlflow.tracking.client import SIGNATURE_TAG, LoggedRun, log_report, one_line
+from extract_mlflow.tracking.client import one_line
+from extract_mlflow.tracking.log import log_report
+from extract_mlflow.tracking.payload import SIGNATURE_TAG
+from extract_mlflow.tracking.runs import LoggedRun
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "invoices"

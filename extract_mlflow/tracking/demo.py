@@ -22,7 +22,9 @@ from urllib.parse import unquote, urlsplit
 
 from ..core.text import fmt
 from ..errors import InputError
-from .client import LoggedRun, Tracker, display_uri, is_http, log_report, resolve_tracking_uri
+from .client import display_uri, is_http, resolve_tracking_uri
+from .log import log_report
+from .runs import LoggedRun, Tracker
 
 log = logging.getLogger(__name__)
 

@@ -188,7 +188,8 @@ def log_to_run(report: Report, run_id: str) -> str:
     """Log the report into the (caller's) run `run_id`; returns the run's artifact URI."""
     import tempfile
 
-    from .client import Tracker, write_eval_artifacts
+    from .payload import write_eval_artifacts
+    from .runs import Tracker
 
     with tempfile.TemporaryDirectory(prefix="extract-mlflow-") as tmp:
         eval_dir = write_eval_artifacts(report, Path(tmp))

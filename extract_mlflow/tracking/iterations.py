@@ -33,19 +33,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.text import fmt, tex_escape
 from ..errors import InputError
-from .client import (
+from .payload import (
     ARTIFACT_DIR,
     NOTE_TAG,
     RUN_TYPE_TAG,
-    LoggedRun,
-    RunTarget,
-    Tracker,
     check_user_keys,
     gold_dataset_input,
     report_params,
     report_tags,
     write_eval_artifacts,
 )
+from .runs import LoggedRun, RunTarget, Tracker
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -61,7 +61,7 @@ its write) before it moves the alias, and the hosts' clocks are assumed to agree
 seconds. Readers see the alias move only inside a lease, after the re-gate, so the outcome
 equals the serial order in which the leases were held.
 
-Every network call goes through :class:`~extract_mlflow.tracking.client.Tracker`: an unreachable
+Every network call goes through :class:`~extract_mlflow.tracking.runs.Tracker`: an unreachable
 server fails in one probe, MLflow errors become one line. A ref that does not resolve is an
 :class:`~extract_mlflow.errors.InputError` naming the ref. mlflow is imported inside functions.
 
@@ -100,7 +100,9 @@ from ..core.text import fmt, truncate
 from ..errors import GateError, InputError, TrackingError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
-from .client import ARTIFACT_DIR, SIGNATURE_TAG, Tracker, one_line
+from .client import one_line
+from .payload import ARTIFACT_DIR, SIGNATURE_TAG
+from .runs import Tracker
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
