@@ -39,7 +39,7 @@ from bench_tracking import mlflow_server
 
 from extract_mlflow import evaluate
 from extract_mlflow.tracking.log import log_report
-from extract_mlflow.tracking.promote import VERDICT_TAG
+from extract_mlflow.tracking.registry import VERDICT_TAG
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 GOLD = EXAMPLE / "gold.jsonl"

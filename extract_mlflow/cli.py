@@ -615,7 +615,7 @@ def compare_command(
     no gate evaluated (the report is still printed), a significant gate on fewer than
     --min-documents paired documents, or an unreachable server.
     """
-    from .tracking.promote import compare_refs
+    from .tracking.refs import compare_refs
 
     gates = _gates(gates_file, min_, max_, max_drop)
     quiet_mlflow()

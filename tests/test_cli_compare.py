@@ -19,7 +19,7 @@ from conftest import MlflowServer, closed_port_uri
 from test_registry import World, add_version, client_for, link_prompt, log_world, register_prompt
 
 from extract_mlflow.cli import main
-from extract_mlflow.tracking.promote import BASELINE_TAG, CRITERIA_TAG, SUMMARY_TAG, VERDICT_TAG
+from extract_mlflow.tracking.registry import BASELINE_TAG, CRITERIA_TAG, SUMMARY_TAG, VERDICT_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
 GATES_TOML = """

@@ -18,7 +18,8 @@ from extract_mlflow.cli import main
 from extract_mlflow.comparison import build_comparison, check_options
 from extract_mlflow.errors import ConfigError, GateError, InputError
 from extract_mlflow.gates import Gate, load_gates, parse_shortcuts
-from extract_mlflow.tracking.promote import compare_refs, promote
+from extract_mlflow.tracking.promote import promote
+from extract_mlflow.tracking.refs import compare_refs
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 SIG = "extract_mlflow:0.1.0|config:abc|gold:111"

@@ -268,7 +268,6 @@ TEMPORARY_SIZES: set[str] = {
     "cli:score",
     "cli:gate_options",
     "comparison:build_comparison",
-    "tracking.promote",
     # ... phase 4 moves the rendering out of these, phase 5 the statistics
     "report",
     "comparison",

@@ -34,7 +34,9 @@ from test_registry import (
 
 from extract_mlflow.errors import GateError, InputError, TrackingError
 from extract_mlflow.tracking.log import log_report
-from extract_mlflow.tracking.promote import (
+from extract_mlflow.tracking.promote import promote
+from extract_mlflow.tracking.refs import compare_refs
+from extract_mlflow.tracking.registry import (
     BASELINE_TAG,
     LEASE_TAG,
     SUMMARY_TAG,
@@ -43,8 +45,6 @@ from extract_mlflow.tracking.promote import (
     LeaseState,
     Registry,
     Target,
-    compare_refs,
-    promote,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -25,22 +25,21 @@ from extract_mlflow.tracking.client import using_tracking_uri
 from extract_mlflow.tracking.log import log_report
 from extract_mlflow.tracking.payload import SIGNATURE_TAG
 from extract_mlflow.tracking.promote import (
+    SUMMARY_LIMIT,
+    criteria,
+    promote,
+    promotion_tags,
+    summary,
+)
+from extract_mlflow.tracking.refs import compare_refs, fetch_scored_run, parse_ref, resolve_ref
+from extract_mlflow.tracking.registry import (
     ALIAS_TAG,
     BASELINE_TAG,
     CRITERIA_TAG,
-    SUMMARY_LIMIT,
     SUMMARY_TAG,
     VERDICT_TAG,
     check_alias,
-    compare_refs,
-    criteria,
-    fetch_scored_run,
-    parse_ref,
     parse_target,
-    promote,
-    promotion_tags,
-    resolve_ref,
-    summary,
 )
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"

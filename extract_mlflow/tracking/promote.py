@@ -1,26 +1,9 @@
-"""Compare and promote evaluation runs on a tracking server: the networked side of ``compare``.
+"""Promoting a registered model or prompt version onto an alias, gated against its holder.
 
-A *ref* names one evaluation run:
-
-- a run id (32 hex digits) or ``runs:/<id>`` (a trailing ``/path`` is ignored: the evaluation is
-  always read from the run's ``eval/``);
-- ``models:/<name>/<version>`` or ``models:/<name>@<alias>``: the run that produced the model
-  version (``score --register``);
-- ``prompts:/<name>/<version>`` or ``prompts:/<name>@<alias>``: the evaluation run linked to that
-  prompt version (``score --prompt-uri``). MLflow 3 links a prompt to a run with the run tag
-  ``mlflow.linkedPrompts`` (a JSON list of ``{"name", "version"}``), so the runs are found by a
-  tag search over every experiment. When several runs link the version, the newest evaluation
-  run (one with an ``extract_mlflow.signature`` tag that did not fail) is used, and the
-  resolution says so.
-
-:func:`compare_refs` fetches both runs (metrics, signature tag, ``eval/documents.parquet``) and
-hands them to the pure :func:`~extract_mlflow.comparison.compare`. :func:`promote` compares a
-registered model or prompt version with the current holder of an alias, tags the version with
-the verdict, a summary and the gate criteria either way, and moves the alias only on a pass.
-
-Only finished evaluations are compared: a run that is RUNNING (still logging, or orphaned by a
-crash), SCHEDULED, FAILED or KILLED is refused, naming the run and its status, unless
-``allow_unfinished`` (``--allow-unfinished``).
+:func:`promote` compares a registered model or prompt version (its evaluation run, found as a
+ref of :mod:`extract_mlflow.tracking.refs`) with the current holder of an alias, tags the
+version with the verdict, a summary and the gate criteria either way, and moves the alias only
+on a pass.
 
 Concurrent promotions
 ---------------------
@@ -62,497 +45,58 @@ seconds. Readers see the alias move only inside a lease, after the re-gate, so t
 equals the serial order in which the leases were held.
 
 Every network call goes through :class:`~extract_mlflow.tracking.runs.Tracker`: an unreachable
-server fails in one probe, MLflow errors become one line. A ref that does not resolve is an
-:class:`~extract_mlflow.errors.InputError` naming the ref. mlflow is imported inside functions.
-
->>> parse_ref("models:/invoice-extractor@champion")
-ParsedRef(ref='models:/invoice-extractor@champion', kind='model', name='invoice-extractor', \
-version=None, alias='champion', run_id=None, path=None)
+server fails in one probe, MLflow errors become one line. mlflow is imported inside functions.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import json
 import logging
-import os
-import random
-import re
-import secrets
-import socket
-import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..comparison import (
     DEFAULT_MIN_DOCUMENTS,
     Comparison,
-    IncomparableRunsError,
-    ScoredRun,
     check_options,
-    compare,
 )
 from ..core.text import fmt, truncate
 from ..errors import GateError, InputError, TrackingError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
-from .client import one_line
-from .payload import ARTIFACT_DIR, SIGNATURE_TAG
+from .refs import (
+    FetchedRun,
+    compare_options,
+    fetch_run,
+    judge,
+    with_notes,
+)
+from .registry import (
+    ALIAS_TAG,
+    BASELINE_TAG,
+    CRITERIA_TAG,
+    SUMMARY_TAG,
+    VERDICT_TAG,
+    Lease,
+    LeasePolicy,
+    Registry,
+    Target,
+    check_alias,
+    check_version,
+    parse_target,
+)
 from .runs import Tracker
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-    from mlflow.entities import Run
+    pass
 
 log = logging.getLogger(__name__)
 
-RefKind = Literal["run", "model", "prompt"]
-DOCUMENTS_ARTIFACT = f"{ARTIFACT_DIR}/documents.parquet"
-LINKED_PROMPTS_TAG = "mlflow.linkedPrompts"
-"""The run tag MLflow 3 writes when a prompt version is linked to a run."""
-TAG_PREFIX = "extract_mlflow.promotion."
-VERDICT_TAG = TAG_PREFIX + "verdict"
-SUMMARY_TAG = TAG_PREFIX + "summary"
-CRITERIA_TAG = TAG_PREFIX + "criteria"
-BASELINE_TAG = TAG_PREFIX + "baseline"
-ALIAS_TAG = TAG_PREFIX + "alias"
-LEASE_TAG = TAG_PREFIX + "lease"
-"""The registered-model (or prompt) tag that serialises concurrent promotions."""
 SUMMARY_LIMIT = 500
 CRITERIA_LIMIT = 5000
 DEFAULT_ALIAS = "champion"
-_RUN_ID = re.compile(r"[0-9a-f]{32}")
-_VERSION = re.compile(r"[1-9][0-9]*")
-_SCHEMES: tuple[tuple[str, Literal["model", "prompt"]], ...] = (
-    ("models:/", "model"),
-    ("prompts:/", "prompt"),
-)
-_LOOKUP_CODES = frozenset({"RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE", "NOT_FOUND"})
-_UNUSABLE_STATUS = frozenset({"FAILED", "KILLED"})
-_UNFINISHED_WHY = {
-    "RUNNING": "still logging, or orphaned by a crash",
-    "SCHEDULED": "not started yet",
-    "FAILED": "ended FAILED",
-    "KILLED": "ended KILLED",
-}
-_CONTENDED_CODES = frozenset(
-    {
-        "BAD_REQUEST",
-        "RESOURCE_ALREADY_EXISTS",
-        "ABORTED",
-        "INTERNAL_ERROR",
-        "TEMPORARILY_UNAVAILABLE",
-    }
-)
-"""What MLflow answers when two writes of one new tag collide (SQL unique-key violation)."""
-_EXPERIMENT_CHUNK = 100
-_FORMS = (
-    "a run id, runs:/<id>, models:/<name>/<version>, models:/<name>@<alias>, "
-    "prompts:/<name>/<version> or prompts:/<name>@<alias>"
-)
-
-
-# -- parsing refs (pure) ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ParsedRef:
-    """A ref taken apart, before any lookup."""
-
-    ref: str
-    kind: RefKind
-    name: str | None = None
-    version: str | None = None
-    alias: str | None = None
-    run_id: str | None = None
-    path: str | None = None
-
-
-def _bad_ref(ref: str, why: str = "") -> InputError:
-    return InputError(f"bad reference {ref!r}: {why or 'expected ' + _FORMS}")
-
-
-def _registry_ref(ref: str, kind: RefKind, rest: str) -> ParsedRef:
-    """``<name>/<version>`` or ``<name>@<alias>`` of a models:/ or prompts:/ URI."""
-    if "@" in rest:
-        name, _, alias = rest.rpartition("@")
-        if name and alias and "/" not in name and "/" not in alias:
-            return ParsedRef(ref, kind, name=name, alias=alias)
-        raise _bad_ref(ref, f"expected {kind}s:/NAME@ALIAS")
-    name, _, version = rest.rpartition("/")
-    if not name or "/" in name or not _VERSION.fullmatch(version):
-        raise _bad_ref(ref, f"expected {kind}s:/NAME/VERSION (a version number) or NAME@ALIAS")
-    return ParsedRef(ref, kind, name=name, version=version)
-
-
-def parse_ref(ref: str) -> ParsedRef:
-    """Take a ref apart (no lookup); an InputError naming the ref when it has no known form."""
-    text = ref.strip()
-    if _RUN_ID.fullmatch(text):
-        return ParsedRef(ref, "run", run_id=text)
-    if text.startswith("runs:/"):
-        run_id, _, path = text[len("runs:/") :].strip("/").partition("/")
-        if not _RUN_ID.fullmatch(run_id):
-            raise _bad_ref(ref, "expected runs:/<id> with a run id of 32 hex digits")
-        return ParsedRef(ref, "run", run_id=run_id, path=path or None)
-    for scheme, kind in _SCHEMES:
-        if text.startswith(scheme):
-            return _registry_ref(ref, kind, text[len(scheme) :])
-    raise _bad_ref(ref)
-
-
-# -- MLflow errors ------------------------------------------------------------------------------
-def mlflow_message(exc: BaseException) -> str:
-    """MLflow's message in one line, without its leading error code."""
-    text = one_line(exc)
-    code = str(getattr(exc, "error_code", "") or "")
-    return text.removeprefix(f"{code}: ") if code else text
-
-
-@contextlib.contextmanager
-def lookup_errors(what: str) -> Iterator[None]:
-    """MLflow's "not found" and "invalid value" answers as an InputError naming `what` (exit 2);
-    everything else (network, server errors) is left to the tracker's one-line TrackingError."""
-    from mlflow.exceptions import MlflowException
-
-    try:
-        yield
-    except MlflowException as exc:
-        if str(exc.error_code) not in _LOOKUP_CODES:
-            raise
-        raise InputError(f"{what}: {mlflow_message(exc)}") from None
-
-
-# -- resolving refs -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ResolvedRef:
-    """The run a ref names, and how it got there (for people)."""
-
-    run_id: str
-    kind: RefKind
-    description: str
-    name: str | None = None
-    version: str | None = None
-    ref: str | None = None
-
-    @property
-    def label(self) -> str:
-        """How the run is shown in a comparison: the ref, and the run it resolved to."""
-        if self.kind == "run" or not self.ref:
-            return self.run_id
-        return f"{self.ref} (run {self.run_id})"
-
-
-def _model_ref(client: MlflowClient, parsed: ParsedRef) -> ResolvedRef:
-    name = str(parsed.name)
-    with lookup_errors(f"bad reference {parsed.ref!r}"):
-        if parsed.alias is not None:
-            mv = client.get_model_version_by_alias(name, parsed.alias)
-        else:
-            mv = client.get_model_version(name, str(parsed.version))
-    if not mv.run_id:
-        raise InputError(
-            f"bad reference {parsed.ref!r}: model version {mv.version} was not registered from a "
-            "run (register evaluations with `extract-mlflow score --register NAME`)"
-        )
-    via = f" → version {mv.version}" if parsed.alias is not None else ""
-    text = f"{parsed.ref}{via} → run {mv.run_id}"
-    return ResolvedRef(str(mv.run_id), "model", text, name, str(mv.version), parsed.ref)
-
-
-def prompt_version(client: MlflowClient, name: str, version: str | None, alias: str | None) -> str:
-    """The version number of prompt `name` at `version` or `alias` (checked to exist)."""
-    what = f"prompts:/{name}@{alias}" if alias is not None else f"prompts:/{name}/{version}"
-    with lookup_errors(f"bad reference {what!r}"):
-        if alias is not None:
-            pv = client.get_prompt_version_by_alias(name, alias)
-        else:
-            pv = client.get_prompt_version(name, str(version))
-    if pv is None:
-        raise InputError(f"bad reference {what!r}: prompt version not found")
-    return str(pv.version)
-
-
-def _experiment_ids(client: MlflowClient) -> list[str]:
-    ids: list[str] = []
-    token = None
-    while True:
-        page = client.search_experiments(max_results=1000, page_token=token)
-        ids += [str(e.experiment_id) for e in page]
-        token = page.token
-        if not token:
-            return ids
-
-
-def _search_runs(client: MlflowClient, filter_string: str) -> list[Run]:
-    """Every active run of every experiment matching `filter_string`, newest first."""
-    ids = _experiment_ids(client)
-    runs: list[Run] = []
-    for start in range(0, len(ids), _EXPERIMENT_CHUNK):
-        chunk, token = ids[start : start + _EXPERIMENT_CHUNK], None
-        while True:
-            page = client.search_runs(
-                chunk, filter_string, max_results=1000, page_token=token,
-                order_by=["attributes.start_time DESC"],
-            )  # fmt: skip
-            runs += list(page)
-            token = page.token
-            if not token:
-                break
-    return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id), reverse=True)
-
-
-def _links(run: Run, name: str, version: str) -> bool:
-    try:
-        entries = json.loads(run.data.tags.get(LINKED_PROMPTS_TAG, "[]"))
-    except json.JSONDecodeError:
-        return False
-    return isinstance(entries, list) and any(
-        isinstance(e, dict) and e.get("name") == name and str(e.get("version")) == version
-        for e in entries
-    )
-
-
-def linked_runs(client: MlflowClient, name: str, version: str) -> list[Run]:
-    """The runs linked to prompt version `name`/`version`, newest first."""
-    entry = json.dumps({"name": name, "version": version})[1:-1].replace("'", "\\'")
-    found = _search_runs(client, f"tags.`{LINKED_PROMPTS_TAG}` LIKE '%{entry}%'")
-    return [r for r in found if _links(r, name, version)]  # LIKE is a prefilter only
-
-
-def is_evaluation(run: Run) -> bool:
-    """A run this package logged (it has the signature tag) that did not fail."""
-    return SIGNATURE_TAG in run.data.tags and run.info.status not in _UNUSABLE_STATUS
-
-
-def prompt_evaluation_run(client: MlflowClient, name: str, version: str) -> tuple[str, str]:
-    """(run id, how it was chosen) of the evaluation run linked to a prompt version."""
-    uri = f"prompts:/{name}/{version}"
-    runs = linked_runs(client, name, version)
-    evaluations = [r for r in runs if is_evaluation(r)]
-    if not evaluations:
-        why = f"{len(runs)} linked run(s), none an extract_mlflow evaluation" if runs else "none"
-        raise InputError(
-            f"no evaluation run is linked to {uri} ({why}); log one with "
-            f"`extract-mlflow score GOLD PRED --prompt-uri {uri}`"
-        )
-    run_id = str(evaluations[0].info.run_id)
-    if len(evaluations) == 1:
-        return run_id, f"run {run_id}"
-    return run_id, f"run {run_id} (the newest of {len(evaluations)} evaluation runs linked to it)"
-
-
-def _prompt_ref(client: MlflowClient, parsed: ParsedRef) -> ResolvedRef:
-    name = str(parsed.name)
-    version = prompt_version(client, name, parsed.version, parsed.alias)
-    run_id, how = prompt_evaluation_run(client, name, version)
-    via = f" → version {version}" if parsed.alias is not None else ""
-    return ResolvedRef(run_id, "prompt", f"{parsed.ref}{via} → {how}", name, version, parsed.ref)
-
-
-def resolve_ref(client: MlflowClient, ref: str) -> ResolvedRef:
-    """The run `ref` names (see the module docstring for the forms). An InputError naming the
-    ref when its form is unknown or the name, version, alias or linked run does not exist."""
-    parsed = parse_ref(ref)
-    if parsed.kind == "model":
-        return _model_ref(client, parsed)
-    if parsed.kind == "prompt":
-        return _prompt_ref(client, parsed)
-    run_id = str(parsed.run_id)
-    text = ref if ref == run_id else f"{ref} → run {run_id}"
-    if parsed.path:
-        text += f" (path {parsed.path!r} ignored: the evaluation is read from {ARTIFACT_DIR}/)"
-    return ResolvedRef(run_id, "run", text, ref=ref)
-
-
-# -- fetching a scored run ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class FetchedRun:
-    """A run ready to compare, with what was learnt while fetching it."""
-
-    scored: ScoredRun
-    resolved: ResolvedRef
-    notes: tuple[str, ...] = ()
-
-
-def _documents(client: MlflowClient, resolved: ResolvedRef) -> Any:
-    """The run's per-document counts frame, or None when the run has none."""
-    import pandas as pd
-
-    run_id = resolved.run_id
-    listed = {a.path for a in client.list_artifacts(run_id, ARTIFACT_DIR)}
-    if DOCUMENTS_ARTIFACT not in listed:
-        return None
-    with tempfile.TemporaryDirectory(prefix="extract-mlflow-compare-") as tmp:
-        local = client.download_artifacts(run_id, DOCUMENTS_ARTIFACT, tmp)
-        try:
-            return pd.read_parquet(Path(local))
-        except Exception as exc:  # pyarrow raises several types for a broken file
-            raise InputError(
-                f"{resolved.label}: {DOCUMENTS_ARTIFACT} cannot be read: {one_line(exc)}"
-            ) from None
-
-
-def unfinished(label: str, run_id: str, status: str) -> str:
-    """One line: the run `run_id` (shown as `label`) is not FINISHED, and why that matters."""
-    who = label if run_id in label else f"{label} (run {run_id})"
-    why = _UNFINISHED_WHY.get(status, "not FINISHED")
-    return f"{who}: the run is {status} ({why}), its evaluation may be incomplete"
-
-
-def fetch_run(
-    client: MlflowClient, ref: str | ResolvedRef, *, allow_unfinished: bool = False
-) -> FetchedRun:
-    """Resolve `ref` and read its metrics, signature tag and per-document counts. A run that is
-    not FINISHED (RUNNING, SCHEDULED, FAILED, KILLED) is an InputError naming it and its status,
-    unless `allow_unfinished` (then a note says so)."""
-    resolved = ref if isinstance(ref, ResolvedRef) else resolve_ref(client, ref)
-    with lookup_errors(f"bad reference {resolved.ref or resolved.run_id!r}"):
-        run = client.get_run(resolved.run_id)
-    status = str(run.info.status)
-    plain = (resolved.run_id, f"{resolved.ref} → run {resolved.run_id}")
-    notes = [] if resolved.description in plain else [resolved.description]
-    if status != "FINISHED":
-        text = unfinished(resolved.label, resolved.run_id, status)
-        if not allow_unfinished:
-            raise InputError(f"{text}; pass --allow-unfinished to use it anyway")
-        notes.append(f"{text}; used anyway (--allow-unfinished)")
-    frame = _documents(client, resolved)
-    if frame is None:
-        notes.append(f"{resolved.label} has no {DOCUMENTS_ARTIFACT}: no intervals, no flips")
-    scored = ScoredRun(
-        dict(run.data.metrics), frame, run.data.tags.get(SIGNATURE_TAG), resolved.label
-    )
-    return FetchedRun(scored, resolved, tuple(notes))
-
-
-def fetch_scored_run(client: MlflowClient, ref: str | ResolvedRef) -> ScoredRun:
-    """Resolve `ref` and fetch what a comparison needs of it: metrics (latest values), the
-    ``extract_mlflow.signature`` tag, and ``eval/documents.parquet`` (None when absent)."""
-    fetched = fetch_run(client, ref)
-    for note in fetched.notes:
-        log.info("%s", note)
-    return fetched.scored
-
-
-# -- comparing refs -------------------------------------------------------------------------------
-def with_notes(comparison: Comparison, notes: Sequence[str]) -> Comparison:
-    """The comparison with `notes` put before its own."""
-    return dataclasses.replace(comparison, notes=(*notes, *comparison.notes))
-
-
-def compare_refs(
-    baseline_ref: str | None,
-    candidate_ref: str,
-    *,
-    tracking_uri: str | None = None,
-    gates: GatesLike = None,
-    seed: int | None = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    allow_incomparable: bool = False,
-    allow_unfinished: bool = False,
-    min_documents: int = DEFAULT_MIN_DOCUMENTS,
-) -> Comparison:
-    """Compare two runs on a tracking server, each given as a ref (``baseline_ref=None``: no
-    baseline, only absolute thresholds apply). Gates and options are checked before any network
-    call. The result is a verdict only when a check was evaluated (``exit_code`` 2 otherwise).
-
-    Raises InputError (a ref that does not resolve, a run not FINISHED unless
-    `allow_unfinished`, a bad option), IncomparableRunsError (signatures differ, unless
-    `allow_incomparable`), ConfigError (bad gates), GateError (a ``significant`` gate on fewer
-    than `min_documents` paired documents), TrackingError (server unreachable).
-    """
-    gate_list = coerce_gates(gates)
-    check_options(seed, resamples, min_documents)
-    for ref in (baseline_ref, candidate_ref):
-        if ref is not None:
-            parse_ref(ref)  # a malformed ref fails before any network call
-    finished = {"allow_unfinished": allow_unfinished}
-    with Tracker(tracking_uri) as tracker, tracker.errors():
-        client = tracker.client
-        base = None if baseline_ref is None else fetch_run(client, baseline_ref, **finished)
-        cand = fetch_run(client, candidate_ref, **finished)
-    options = _options(seed, resamples, allow_incomparable, min_documents)
-    result = judge(base, cand, gate_list, options)
-    return with_notes(result, [*(base.notes if base else ()), *cand.notes])
-
-
-def _options(
-    seed: int | None, resamples: int, allow_incomparable: bool, min_documents: int
-) -> dict[str, Any]:
-    """The keyword arguments of :func:`~extract_mlflow.comparison.compare`."""
-    return {
-        "seed": seed,
-        "resamples": resamples,
-        "allow_incomparable": allow_incomparable,
-        "min_documents": min_documents,
-    }
-
-
-def judge(
-    base: FetchedRun | None, cand: FetchedRun, gates: Sequence[Gate], options: Mapping[str, Any]
-) -> Comparison:
-    """Compare two fetched runs; a signature mismatch names both runs."""
-    try:
-        return compare(None if base is None else base.scored, cand.scored, gates, **options)
-    except IncomparableRunsError as exc:
-        who = f"{base.resolved.label} vs {cand.resolved.label}" if base else cand.resolved.label
-        raise IncomparableRunsError(f"{who}: {exc}") from None
-
-
-# -- promotion ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Target:
-    """A registered model or prompt, and whether it is a prompt."""
-
-    name: str
-    kind: Literal["model", "prompt"]
-
-    @property
-    def uri(self) -> str:
-        return f"{'prompts' if self.kind == 'prompt' else 'models'}:/{self.name}"
-
-    def ref(self, version: str) -> str:
-        return f"{self.uri}/{version}"
-
-
-def parse_target(name_or_uri: str) -> Target:
-    """``NAME`` or ``models:/NAME`` (a registered model), ``prompts:/NAME`` (a prompt)."""
-    text = name_or_uri.strip()
-    kind: Literal["model", "prompt"] = "model"
-    for scheme, k in _SCHEMES:
-        if text.startswith(scheme):
-            text, kind = text[len(scheme) :], k
-    if not text or any(c in text for c in "/@"):
-        raise InputError(
-            f"{name_or_uri!r}: expected a registered model NAME (or models:/NAME) or "
-            "prompts:/NAME; give the version separately"
-        )
-    return Target(text, kind)
-
-
-def _check_version(version: str | int) -> str:
-    text = str(version).strip()
-    if not _VERSION.fullmatch(text):
-        raise InputError(f"version {version!r}: expected a version number such as 3")
-    return text
-
-
-def check_alias(alias: str) -> None:
-    """An InputError when MLflow would refuse `alias` (checked before anything is compared)."""
-    from mlflow.exceptions import MlflowException
-    from mlflow.utils.validation import (
-        _validate_model_alias_name,
-        _validate_model_alias_name_reserved,
-    )
-
-    try:
-        _validate_model_alias_name(alias)  # type: ignore[no-untyped-call]
-        _validate_model_alias_name_reserved(alias)  # type: ignore[no-untyped-call]
-    except MlflowException as exc:
-        raise InputError(f"--alias {alias!r}: {mlflow_message(exc)}") from None
 
 
 Outcome = Literal["promoted", "kept", "first", "failed", "superseded"]
@@ -718,214 +262,6 @@ def promotion_tags(
     }
 
 
-# -- the lease ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LeasePolicy:
-    """Timing of the promotion lease (see the module docstring), in seconds.
-
-    `ttl`: how long a lease is valid (written as a wall-clock expiry); `write_bound`: the longest
-    time from reading "free" to the end of the own write that still allows entering (D);
-    `settle`: the wait before reading the token back (must exceed `write_bound`); `timeout`: how
-    long to wait for a lease held by others before giving up (exit 2); `margin`: the validity a
-    lease must have left before the alias is moved; `backoff`: first and largest wait between
-    attempts (doubling, with jitter).
-    """
-
-    ttl: float = 30.0
-    write_bound: float = 1.0
-    settle: float = 1.2
-    timeout: float = 180.0
-    margin: float = 10.0
-    backoff: tuple[float, float] = (0.05, 1.0)
-
-    def __post_init__(self) -> None:
-        if not self.settle > self.write_bound > 0 or not self.ttl > self.margin >= 0:
-            raise InputError(
-                f"lease policy: need settle > write_bound > 0 and ttl > margin ≥ 0, not {self!r}"
-            )
-
-    def pause(self, attempt: int) -> float:
-        """The wait before attempt `attempt + 1`: doubling from backoff[0] up to backoff[1],
-        times a random factor in [0.5, 1] so that waiting promotes spread out."""
-        first, most = self.backoff
-        return min(most, first * 2.0 ** min(attempt, 30)) * random.uniform(0.5, 1.0)
-
-
-@dataclass(frozen=True)
-class LeaseState:
-    """What the lease tag holds."""
-
-    token: str
-    expires: float  # wall clock, seconds since the epoch
-    owner: str = "?"
-
-    def to_text(self) -> str:
-        return json.dumps({"token": self.token, "expires": self.expires, "owner": self.owner})
-
-    @classmethod
-    def from_text(cls, text: str | None) -> LeaseState | None:
-        """The lease in a tag value; None when the tag is absent or unreadable (a broken lease
-        cannot be honoured, so it is treated as free)."""
-        if not text:
-            return None
-        try:
-            data = json.loads(text)
-            return cls(str(data["token"]), float(data["expires"]), str(data.get("owner", "?")))
-        except (ValueError, TypeError, KeyError):
-            return None
-
-    def describe(self) -> str:
-        until = time.strftime("%H:%M:%S UTC", time.gmtime(self.expires))
-        return f"held by {self.owner} until {until}"
-
-
-@dataclass(frozen=True)
-class Lease:
-    """A lease this process owns: its token and when (monotonic clock) the attempt began."""
-
-    token: str
-    started: float
-    ttl: float
-
-    def remaining(self) -> float:
-        """Seconds of validity left, counted from before the token was written."""
-        return self.started + self.ttl - time.monotonic()
-
-
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# -- the registry ---------------------------------------------------------------------------------
-class Registry:
-    """Version lookups, tags, aliases and the promotion lease of one registered model or
-    prompt."""
-
-    def __init__(self, client: MlflowClient, target: Target):
-        self.client = client
-        self.target = target
-
-    def holder(self, alias: str) -> str | None:
-        """The version that holds `alias`, None when none does."""
-        from mlflow.exceptions import MlflowException
-
-        name = self.target.name
-        if self.target.kind == "model":
-            with lookup_errors(f"registered model {name!r}"):
-                aliases = self.client.get_registered_model(name).aliases
-            held = dict(aliases or {}).get(alias)
-            return None if held is None else str(held)
-        try:
-            return str(self.client.get_prompt_version_by_alias(name, alias).version)
-        except MlflowException as exc:
-            if str(exc.error_code) in _LOOKUP_CODES:  # the prompt exists: the alias does not
-                return None
-            raise
-
-    def tag(self, version: str, tags: Mapping[str, str]) -> None:
-        """Write `tags` on `version`; the verdict last, so that a reader never sees a verdict
-        without the summary and criteria it rests on."""
-        name = self.target.name
-        ordered = sorted(tags.items(), key=lambda kv: kv[0] == VERDICT_TAG)
-        for key, value in ordered:
-            if self.target.kind == "prompt":
-                self.client.set_prompt_version_tag(name, version, key, value)
-            else:
-                self.client.set_model_version_tag(name, version, key, value)
-
-    def set_alias(self, alias: str, version: str) -> None:
-        if self.target.kind == "prompt":
-            self.client.set_prompt_alias(self.target.name, alias, int(version))
-        else:
-            self.client.set_registered_model_alias(self.target.name, alias, version)
-
-    # -- the lease tag (on the registered model, or on the prompt) ------------------------------
-    def read_lease(self) -> LeaseState | None:
-        name = self.target.name
-        with lookup_errors(f"{self.target.uri}"):
-            if self.target.kind == "prompt":
-                prompt = self.client.get_prompt(name)
-                tags = {} if prompt is None else dict(prompt.tags or {})
-            else:
-                tags = dict(self.client.get_registered_model(name).tags or {})
-        return LeaseState.from_text(tags.get(LEASE_TAG))
-
-    def write_lease(self, state: LeaseState) -> None:
-        if self.target.kind == "prompt":
-            self.client.set_prompt_tag(self.target.name, LEASE_TAG, state.to_text())
-        else:
-            self.client.set_registered_model_tag(self.target.name, LEASE_TAG, state.to_text())
-
-    def try_write_lease(self, state: LeaseState) -> bool:
-        """Write the lease tag; False when the server refused the write because another
-        promote wrote the same tag at the same moment (two first writes of a tag race on the
-        server's unique key, and one is rejected). Other errors propagate."""
-        from mlflow.exceptions import MlflowException
-
-        try:
-            self.write_lease(state)
-        except MlflowException as exc:
-            if str(exc.error_code) not in _CONTENDED_CODES:
-                raise
-            log.info("lease write on %s refused: %s", self.target.uri, mlflow_message(exc))
-            return False
-        return True
-
-    def clear_lease(self) -> None:
-        if self.target.kind == "prompt":
-            self.client.delete_prompt_tag(self.target.name, LEASE_TAG)
-        else:
-            self.client.delete_registered_model_tag(self.target.name, LEASE_TAG)
-
-    def acquire(self, policy: LeasePolicy) -> Lease:
-        """Take the lease (see the module docstring); a TrackingError after `policy.timeout`
-        seconds of others holding it."""
-        deadline = time.monotonic() + policy.timeout
-        attempt = 0
-        while True:
-            started = time.monotonic()
-            state = self.read_lease()
-            if state is None or state.expires <= time.time():
-                token = secrets.token_hex(16)
-                mine = LeaseState(token, time.time() + policy.ttl, _owner())
-                # refused: a concurrent write won the tag, so someone else is taking the lease
-                wrote = self.try_write_lease(mine)
-                in_time = time.monotonic() - started <= policy.write_bound
-                if wrote and in_time:
-                    time.sleep(policy.settle)
-                    state = self.read_lease()
-                    if state is not None and state.token == token:
-                        return Lease(token, started, policy.ttl)
-                elif wrote:  # too slow to be sure no one entered meanwhile: do not enter
-                    log.info("lease write on %s took too long; trying again", self.target.uri)
-            if time.monotonic() > deadline:
-                held = state.describe() if state is not None else "contended"
-                raise TrackingError(
-                    f"could not take the promotion lease on {self.target.uri} within "
-                    f"{policy.timeout:g} s ({held}; another promote is running, or one crashed "
-                    f"and its lease expires by itself; the tag is {LEASE_TAG})"
-                )
-            time.sleep(policy.pause(attempt))
-            attempt += 1
-
-    def release(self, lease: Lease) -> None:
-        """Clear the lease tag when it holds our token, or another token while our lease is
-        still valid (a taker that overran the write bound and never entered)."""
-        state = self.read_lease()
-        if state is not None and (state.token == lease.token or lease.remaining() > 0):
-            self.clear_lease()
-
-    @contextlib.contextmanager
-    def leased(self, policy: LeasePolicy) -> Iterator[Lease]:
-        """Hold the lease for the block; released in ``finally`` (best effort)."""
-        lease = self.acquire(policy)
-        try:
-            yield lease
-        finally:
-            with contextlib.suppress(Exception):  # an expired lease frees itself anyway
-                self.release(lease)
-
-
 # -- promotion ------------------------------------------------------------------------------------
 @dataclass
 class _Promoter:
@@ -1075,13 +411,13 @@ def promote(
     documents) or TrackingError (server unreachable; lease not obtained within its timeout);
     nothing is tagged then.
     """
-    target, number = parse_target(name_or_prompt_uri), _check_version(version)
+    target, number = parse_target(name_or_prompt_uri), check_version(version)
     gate_list = coerce_gates(gates)
     if not gate_list:
         raise InputError("promote needs at least one gate (--gates, --min, --max or --max-drop)")
     check_options(seed, resamples, min_documents)
     check_alias(alias)
-    options = _options(seed, resamples, allow_incomparable, min_documents)
+    options = compare_options(seed, resamples, allow_incomparable, min_documents)
     policy = lease or LeasePolicy()
     with Tracker(tracking_uri) as tracker, tracker.errors():
         registry = Registry(tracker.client, target)
