@@ -6,145 +6,35 @@ stderr, no traceback).
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
-import math
-import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ._version import __version__
-from .core.text import terminal_safe
-from .errors import ConfigError, ExtractMlflowError
+from .cli_options import (
+    echo_failures,
+    emit,
+    finite_number,
+    gate_options,
+    handle_errors,
+    output_options,
+    parse_field_min,
+    quiet_mlflow,
+    read_gates,
+    refuse_unchecked,
+    say,
+    timeout_option,
+    tracking_options,
+)
+from .errors import ConfigError
 
-F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:
+    from .report import Report
+
 EXIT_GATE_FAILED = 1
-EXIT_BAD_INPUT = 2
-
-
-def say(line: str) -> None:
-    """One line on stderr, its control characters escaped (ids and values come from inputs)."""
-    click.echo(terminal_safe(line, one_line=True), err=True)
-
-
-def _fail(message: str) -> None:
-    from .tracking.client import redact
-
-    say(f"error: {redact(message)}")  # never a credential
-    sys.exit(EXIT_BAD_INPUT)
-
-
-def handle_errors(func: F) -> F:
-    """Turn library errors into one stderr line and exit code 2 (no traceback)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            with _terminate_as_interrupt():
-                return func(*args, **kwargs)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise  # usage errors: click reports them itself (exit 2)
-        except ExtractMlflowError as exc:
-            _fail(str(exc))
-        except KeyboardInterrupt as exc:
-            _fail(f"interrupted: {exc}" if str(exc) else "interrupted")
-        except RecursionError:
-            _fail("input nested too deeply to score")
-        except MemoryError:
-            _fail("out of memory")
-        except OSError as exc:
-            _fail(f"{exc.filename or 'I/O'}: {exc.strerror or exc}")
-        except Exception as exc:  # a bug: still one line, the traceback only on request
-            if os.environ.get("EXTRACT_MLFLOW_DEBUG"):
-                raise
-            _fail(
-                f"internal error: {type(exc).__name__}: {exc} "
-                "(set EXTRACT_MLFLOW_DEBUG=1 for the traceback)"
-            )
-
-    return wrapper  # type: ignore[return-value]
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a cancelled CI job, `kill`) raises KeyboardInterrupt, like Ctrl-C: a run being
-    logged is then ended KILLED and named, not left RUNNING."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def output_options(func: F) -> F:
-    """`--format` and `--out`, shared by every command that prints a report."""
-    func = click.option(
-        "--out",
-        type=click.Path(dir_okay=False, writable=True, path_type=Path),
-        help="Write the report to this file instead of standard output.",
-    )(func)
-    func = click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(["table", "json", "md"]),
-        default="table",
-        show_default=True,
-        help="Report format: a terminal table, one JSON object, or markdown.",
-    )(func)
-    return func
-
-
-def emit(text: str, out: Path | None) -> None:
-    """Print a report, or write it to `out`, with control characters escaped (JSON stays
-    JSON: the escapes are its own)."""
-    text = terminal_safe(text)
-    if out is None:
-        click.echo(text, nl=not text.endswith("\n"))
-        return
-    try:
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ExtractMlflowError(f"{out}: cannot write report: {exc.strerror}") from None
-
-
-def _parse_field_min(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> list[tuple[str, float]]:
-    """`--field-min PATH=X` values as (path, X) pairs; a usage error when malformed."""
-    out = []
-    for v in values:
-        path, sep, bar = v.rpartition("=")
-        try:
-            threshold = float(bar)
-        except ValueError:
-            threshold = -1.0
-        if not sep or not path or not 0.0 <= threshold <= 1.0:
-            raise click.BadParameter(
-                f"{v!r}: expected PATH=X with X between 0 and 1", param_hint="--field-min"
-            )
-        out.append((path, threshold))
-    return out
-
-
-def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """Refuse NaN, which every range check lets through (NaN compares false both ways)."""
-    if value is not None and math.isnan(value):
-        raise click.BadParameter(f"{value!r} is not a number", param=param)
-    return value
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -154,90 +44,6 @@ def main() -> None:
 
     Exit codes: 0 pass, 1 a gate failed, 2 bad input, bad config or unreachable tracking server.
     """
-
-
-def _key_values(
-    option: str,
-) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], dict[str, str]]:
-    def parse(
-        ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-    ) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for v in values:
-            key, sep, value = v.partition("=")
-            if not sep or not key.strip():
-                raise click.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint=option)
-            out[key.strip()] = value
-        return out
-
-    return parse
-
-
-def tracking_options(func: F) -> F:
-    """Where a run goes: shared by every command that logs to MLflow."""
-    for decorator in reversed(
-        [
-            click.option(
-                "--tracking-uri",
-                help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
-                "store in the working directory).",
-            ),
-            click.option("--experiment", help="MLflow experiment name (created if missing)."),
-            click.option("--run-name", help="Name of the MLflow run."),
-            click.option(
-                "--param",
-                "params",
-                multiple=True,
-                metavar="KEY=VALUE",
-                callback=_key_values("--param"),
-                help="Extra run parameter (repeatable), e.g. model=gpt-x.",
-            ),
-            click.option(
-                "--tag",
-                "tags",
-                multiple=True,
-                metavar="KEY=VALUE",
-                callback=_key_values("--tag"),
-                help="Extra run tag (repeatable), e.g. team=docs. Keys starting with 'mlflow.' "
-                "or 'extract_mlflow.' are refused.",
-            ),
-        ]
-    ):
-        func = decorator(func)
-    return timeout_option(func)
-
-
-def timeout_option(func: F) -> F:
-    """`--timeout`: shared by every command that talks to a tracking server."""
-    from .tracking.client import DEFAULT_TIMEOUT
-
-    return click.option(
-        "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
-        default=None,
-        metavar="SECONDS",
-        expose_value=False,
-        callback=_use_timeout,
-        help="Give up on a tracking server call (its retries included) after about this many "
-        f"seconds [default: {DEFAULT_TIMEOUT:g}, or MLflow's MLFLOW_HTTP_REQUEST_* settings].",
-    )(func)
-
-
-def _use_timeout(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
-    """Make `--timeout` the bound of every tracking call of this command (reset at its end)."""
-    if value is None:
-        return
-    from .tracking.client import request_timeout
-
-    ctx.with_resource(request_timeout(value))
-
-
-def quiet_mlflow() -> None:
-    """MLflow and its store migrations log INFO lines to stderr; keep stderr for our answers."""
-    import logging
-
-    for name in ("mlflow", "alembic"):
-        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
@@ -266,14 +72,14 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
 @click.option(
     "--min-f1",
     type=click.FloatRange(0, 1),
-    callback=_finite,
+    callback=finite_number,
     help="Gate: exit 1 when micro F1 is below this.",
 )
 @click.option(
     "--field-min",
     multiple=True,
     metavar="PATH=X",
-    callback=_parse_field_min,
+    callback=parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
 @click.option(
@@ -361,7 +167,7 @@ def score(
 ) -> None:
     """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field, and log the
     evaluation to MLflow as one run (unless --no-log)."""
-    from .evaluation.evaluate import evaluate
+    options = dict(locals())  # the command's options by name (before any other local exists)
     from .gate_checks import check_report
 
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
@@ -371,54 +177,78 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
-    report = evaluate(
-        gold,
-        pred,
-        config_path,
-        id_key=id_key,
-        text_key=text_key,
-        profile=profile,
-        sources=sources,
-        source_key=source_key,
-        approvals=approvals,
-        slice_by=slice_by,
-    )
+    report = _scored_report(gold, pred, config_path, strict, _pick(options, _EVALUATE_OPTIONS))
+    failures = check_report(report, min_f1, field_min)
+    extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
+    if not no_log:
+        extra |= _logged_run(report, _pick(options, _LOG_OPTIONS))
+    emit(_render_report(report, fmt, extra), out)
+    for failure in failures:
+        say(f"gate failed: {failure}")
+    if failures:
+        sys.exit(EXIT_GATE_FAILED)
+
+
+_EVALUATE_OPTIONS = (
+    "id_key",
+    "text_key",
+    "profile",
+    "sources",
+    "source_key",
+    "approvals",
+    "slice_by",
+)
+"""The options of `score` that are keyword arguments of `evaluate`."""
+_LOG_OPTIONS = (
+    "tracking_uri",
+    "experiment",
+    "run_name",
+    "prompts",
+    "prompt_uris",
+    "params",
+    "tags",
+    "register",
+)
+"""The options of `score` that are keyword arguments of `log_report`."""
+
+
+def _pick(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: options[name] for name in names}
+
+
+def _scored_report(
+    gold: Path, pred: Path, config_path: Path | None, strict: bool, options: dict[str, Any]
+) -> Report:
+    """`score`'s evaluation (`options`: the keyword arguments of `evaluate`), its config
+    warnings (an error under --strict) and one progress line per page."""
+    from .evaluation.evaluate import evaluate
+
+    report = evaluate(gold, pred, config_path, **options)
     if strict and report.warnings:
         raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
     for warning in report.warnings:
         say(f"warning: {warning}")
     for doc in report.layouts:  # pages are few and large: one progress line each
         say(doc.progress_line())
-    failures = check_report(report, min_f1, field_min)
-    extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
-    if not no_log:
-        from .tracking.client import display_uri
-        from .tracking.log import log_report
+    return report
 
-        quiet_mlflow()
-        logged = log_report(
-            report,
-            tracking_uri=tracking_uri,
-            experiment=experiment,
-            run_name=run_name,
-            prompts=prompts,
-            prompt_uris=prompt_uris,
-            params=params,
-            tags=tags,
-            register=register,
-        )
-        extra["run_id"] = logged.run_id
-        if logged.model_version is not None:
-            extra["model_version"] = logged.model_version
-        unfinished = logged.unfinished_warning()
-        if unfinished is not None:
-            say(f"warning: {unfinished}")
-        say(f"logged run {logged.run_id} to {display_uri(logged.tracking_uri)}")
-    emit(_render_report(report, fmt, extra), out)
-    for failure in failures:
-        say(f"gate failed: {failure}")
-    if failures:
-        sys.exit(EXIT_GATE_FAILED)
+
+def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
+    """Log `report` as one MLflow run (`options`: the keyword arguments of `log_report`); what
+    the output says about it (run id, model version)."""
+    from .tracking.client import display_uri
+    from .tracking.log import log_report
+
+    quiet_mlflow()
+    logged = log_report(report, **options)
+    extra: dict[str, Any] = {"run_id": logged.run_id}
+    if logged.model_version is not None:
+        extra["model_version"] = logged.model_version
+    unfinished = logged.unfinished_warning()
+    if unfinished is not None:
+        say(f"warning: {unfinished}")
+    say(f"logged run {logged.run_id} to {display_uri(logged.tracking_uri)}")
+    return extra
 
 
 @main.command("score-iterations")
@@ -476,109 +306,10 @@ def score_iterations(
     emit(text, out)
 
 
-def gate_options(func: F) -> F:
-    """Gates and the bootstrap settings of `compare` and `promote`."""
-    for decorator in reversed(
-        [
-            click.option(
-                "--gates",
-                "gates_file",
-                type=click.Path(dir_okay=False, path_type=Path),
-                help="Gates file: TOML [[gate]] tables (or JSON), see README 'Gate a release'.",
-            ),
-            click.option(
-                "--min",
-                "min_",
-                multiple=True,
-                metavar="METRIC=X",
-                help="Gate: the candidate's METRIC must be at least X (repeatable), e.g. f1=0.8.",
-            ),
-            click.option(
-                "--max",
-                "max_",
-                multiple=True,
-                metavar="METRIC=X",
-                help="Gate: the candidate's METRIC must be at most X (repeatable), "
-                "e.g. parse_failure_rate=0.05.",
-            ),
-            click.option(
-                "--max-drop",
-                multiple=True,
-                metavar="METRIC=X",
-                help="Gate: METRIC may not get worse than the baseline by more than X "
-                "(repeatable; globs work), e.g. f1=0.01 or 'field_f1/*=0.05'.",
-            ),
-            click.option(
-                "--tracking-uri",
-                help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
-                "store in the working directory).",
-            ),
-            click.option(
-                "--seed",
-                type=int,
-                default=0,
-                show_default=True,
-                help="Seed of the paired bootstrap over documents (a whole number ≥ 0).",
-            ),
-            click.option(
-                "--resamples",
-                type=int,
-                default=1000,
-                show_default=True,
-                help="Bootstrap resamples for the intervals and p-values (≥ 1).",
-            ),
-            click.option(
-                "--min-documents",
-                type=int,
-                default=30,
-                show_default=True,
-                help="Paired documents a `significant` gate needs; with fewer, such a gate is "
-                "refused (exit 2) rather than passed on a too-wide interval.",
-            ),
-            click.option(
-                "--allow-incomparable",
-                is_flag=True,
-                help="Compare runs whose extract_mlflow.signature differs (other gold set, "
-                "config or scorer version) instead of refusing with exit 2.",
-            ),
-            click.option(
-                "--allow-unfinished",
-                is_flag=True,
-                help="Use runs that are not FINISHED (RUNNING, SCHEDULED, FAILED, KILLED) "
-                "instead of refusing with exit 2.",
-            ),
-        ]
-    ):
-        func = decorator(func)
-    return func
-
-
-def _gates(
-    gates_file: Path | None, min_: tuple[str, ...], max_: tuple[str, ...], max_drop: tuple[str, ...]
-) -> list[Any]:
-    """The gates file's gates, then the shortcuts' (bad gates: ConfigError, exit 2)."""
-    from .gates import load_gates, parse_shortcuts
-
-    gates = load_gates(gates_file) if gates_file is not None else []
-    return [*gates, *parse_shortcuts(min=min_, max_drop=max_drop, max=max_)]
-
-
 def _render(result: Any, fmt: str) -> str:
     if fmt == "json":
         return str(result.to_json())
     return str(result.to_markdown() if fmt == "md" else result.to_table())
-
-
-def _echo_failures(comparison: Any) -> None:
-    for gate in comparison.failed_gates:
-        for reason in gate.reasons:
-            say(f"gate failed: {reason}")
-
-
-def _refuse_unchecked(comparison: Any) -> None:
-    """Exit 2 with one line when no check was evaluated: such a verdict asserts nothing."""
-    if not comparison.checked:
-        _fail(comparison.unchecked_reason())
 
 
 @main.command("compare")
@@ -617,7 +348,7 @@ def compare_command(
     """
     from .tracking.refs import compare_refs
 
-    gates = _gates(gates_file, min_, max_, max_drop)
+    gates = read_gates(gates_file, min_, max_, max_drop)
     quiet_mlflow()
     comparison = compare_refs(
         baseline,
@@ -631,8 +362,8 @@ def compare_command(
         min_documents=min_documents,
     )
     emit(_render(comparison, fmt), out)
-    _refuse_unchecked(comparison)
-    _echo_failures(comparison)
+    refuse_unchecked(comparison)
+    echo_failures(comparison)
     sys.exit(comparison.exit_code)
 
 
@@ -684,7 +415,7 @@ def promote(
     """
     from .tracking.promote import promote as promote_version
 
-    gates = _gates(gates_file, min_, max_, max_drop)
+    gates = read_gates(gates_file, min_, max_, max_drop)
     quiet_mlflow()
     result = promote_version(
         name,
@@ -701,7 +432,7 @@ def promote(
     )
     emit(_render(result, fmt), out)
     say(result.headline())
-    _echo_failures(result.comparison)
+    echo_failures(result.comparison)
     sys.exit(result.exit_code)
 
 

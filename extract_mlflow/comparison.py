@@ -372,28 +372,22 @@ def build_comparison(
     check_options(seed, resamples, min_documents)
     gate_list = _name_fields(coerce_gates(gates), baseline_frame, candidate_frame)
     has_baseline = baseline_metrics is not None
-    notes: list[str] = []
     diff = None
     if has_baseline:
         diff = check_signatures(baseline_signature, candidate_signature, allow_incomparable)
-    if diff:
-        notes.append(f"compared although {diff}")
-    boot = Bootstrap({}, 0, resamples=resamples, seed=seed)
-    docs = DocumentFlips()
+    notes = [f"compared although {diff}"] if diff else []
     paired = has_baseline and baseline_frame is not None and candidate_frame is not None
+    boot, docs = Bootstrap({}, 0, resamples=resamples, seed=seed), DocumentFlips()
     if paired and baseline_frame is not None and candidate_frame is not None:
-        boot = paired_bootstrap(
-            baseline_frame, candidate_frame, resamples=resamples, seed=seed, confidence=confidence
+        boot, docs = _paired_view(
+            baseline_frame, candidate_frame, resamples, seed, confidence, top, notes
         )
         check_significance(gate_list, boot.paired, min_documents)
-        docs = document_view(baseline_frame, candidate_frame, top)
-        notes += _bootstrap_notes(boot)
     elif has_baseline:
         notes.append("no per-document counts for both runs: no intervals and no flips")
-    results = evaluate_gates(gate_list, baseline_metrics, candidate_metrics, boot.intervals)
     return Comparison(
         rows=tuple(metric_rows(baseline_metrics, candidate_metrics, boot.intervals)),
-        gates=tuple(results),
+        gates=tuple(evaluate_gates(gate_list, baseline_metrics, candidate_metrics, boot.intervals)),
         baseline_ref=baseline_ref,
         candidate_ref=candidate_ref,
         has_baseline=has_baseline,
@@ -409,6 +403,24 @@ def build_comparison(
         confidence=confidence,
         notes=tuple(notes),
     )
+
+
+def _paired_view(
+    baseline_frame: pd.DataFrame,
+    candidate_frame: pd.DataFrame,
+    resamples: int,
+    seed: int | None,
+    confidence: float,
+    top: int,
+    notes: list[str],
+) -> tuple[Bootstrap, DocumentFlips]:
+    """The paired bootstrap of two count frames and their document flips; the bootstrap's
+    notes are appended to `notes`."""
+    boot = paired_bootstrap(
+        baseline_frame, candidate_frame, resamples=resamples, seed=seed, confidence=confidence
+    )
+    notes += _bootstrap_notes(boot)
+    return boot, document_view(baseline_frame, candidate_frame, top)
 
 
 def _name_fields(

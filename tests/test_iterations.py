@@ -15,6 +15,7 @@ from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 from extract_mlflow import evaluate
 from extract_mlflow.core.text import tex_escape
 from extract_mlflow.errors import InputError, TrackingError
+from extract_mlflow.io.iterations import find_iterations
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.iterations import (
     BEST_TAG,
@@ -24,7 +25,6 @@ from extract_mlflow.tracking.iterations import (
     IterationRecord,
     IterationsResult,
     best_index,
-    find_iterations,
     log_iteration_dir,
     log_iterations,
     metrics_csv,

@@ -23,7 +23,6 @@ import csv
 import io
 import logging
 import math
-import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.text import fmt, tex_escape
 from ..errors import InputError
+from ..io.iterations import PROMPT_FILE, default_gold, find_iterations
 from .payload import (
     ARTIFACT_DIR,
     NOTE_TAG,
@@ -53,8 +53,6 @@ log = logging.getLogger(__name__)
 
 BEST_TAG = "extract_mlflow.best_iteration"
 ITERATION_TAG = "extract_mlflow.iteration"
-PRED_FILE = "pred.jsonl"
-PROMPT_FILE = "prompt.txt"
 HEADLINE = (
     "f1",
     "precision",
@@ -461,45 +459,6 @@ def log_iterations(iterations: Iterable[Iteration], **kwargs: Any) -> Iterations
             loop.log(it)
     assert loop.result is not None
     return loop.result
-
-
-# -- a folder of iterations --------------------------------------------------------------------
-@dataclass(frozen=True)
-class IterationInput:
-    """One iteration folder: ``NN/pred.jsonl`` and, when present, ``NN/prompt.txt``."""
-
-    name: str
-    pred: Path
-    prompt: Path | None
-
-
-def _natural_key(name: str) -> tuple[Any, ...]:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
-
-
-def find_iterations(folder: str | Path) -> list[IterationInput]:
-    """The iteration sub-folders of `folder` (those holding pred.jsonl), in natural order
-    (2 before 10). An InputError when there are none."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise InputError(f"{root}: not a directory of iterations (NN/pred.jsonl + NN/prompt.txt)")
-    found = []
-    for sub in sorted(
-        (p for p in root.iterdir() if p.is_dir()), key=lambda p: _natural_key(p.name)
-    ):
-        pred = sub / PRED_FILE
-        if pred.is_file():
-            prompt = sub / PROMPT_FILE
-            found.append(IterationInput(sub.name, pred, prompt if prompt.is_file() else None))
-    if not found:
-        raise InputError(f"{root}: no iteration folders with {PRED_FILE} (expected NN/{PRED_FILE})")
-    return found
-
-
-def default_gold(folder: str | Path) -> Path | None:
-    """``<folder>/gold.jsonl`` when it exists (the default gold of ``score-iterations``)."""
-    path = Path(folder) / "gold.jsonl"
-    return path if path.is_file() else None
 
 
 def score_iterations(

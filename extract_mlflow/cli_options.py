@@ -1,0 +1,341 @@
+"""What the commands of :mod:`extract_mlflow.cli` share: option decorators (output, tracking,
+timeout, gates), option parsing, one-line errors with exit code 2, and writing results."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from extract_mlflow.core.text import terminal_safe
+from extract_mlflow.errors import ExtractMlflowError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+EXIT_BAD_INPUT = 2
+
+
+def say(line: str) -> None:
+    """One line on stderr, its control characters escaped (ids and values come from inputs)."""
+    click.echo(terminal_safe(line, one_line=True), err=True)
+
+
+def _fail(message: str) -> None:
+    from .tracking.client import redact
+
+    say(f"error: {redact(message)}")  # never a credential
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def handle_errors(func: F) -> F:
+    """Turn library errors into one stderr line and exit code 2 (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with _terminate_as_interrupt():
+                return func(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # usage errors: click reports them itself (exit 2)
+        except ExtractMlflowError as exc:
+            _fail(str(exc))
+        except KeyboardInterrupt as exc:
+            _fail(f"interrupted: {exc}" if str(exc) else "interrupted")
+        except RecursionError:
+            _fail("input nested too deeply to score")
+        except MemoryError:
+            _fail("out of memory")
+        except OSError as exc:
+            _fail(f"{exc.filename or 'I/O'}: {exc.strerror or exc}")
+        except Exception as exc:  # a bug: still one line, the traceback only on request
+            if os.environ.get("EXTRACT_MLFLOW_DEBUG"):
+                raise
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} "
+                "(set EXTRACT_MLFLOW_DEBUG=1 for the traceback)"
+            )
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job, `kill`) raises KeyboardInterrupt, like Ctrl-C: a run being
+    logged is then ended KILLED and named, not left RUNNING."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def output_options(func: F) -> F:
+    """`--format` and `--out`, shared by every command that prints a report."""
+    func = click.option(
+        "--out",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        help="Write the report to this file instead of standard output.",
+    )(func)
+    func = click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json", "md"]),
+        default="table",
+        show_default=True,
+        help="Report format: a terminal table, one JSON object, or markdown.",
+    )(func)
+    return func
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Print a report, or write it to `out`, with control characters escaped (JSON stays
+    JSON: the escapes are its own)."""
+    text = terminal_safe(text)
+    if out is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ExtractMlflowError(f"{out}: cannot write report: {exc.strerror}") from None
+
+
+def parse_field_min(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[tuple[str, float]]:
+    """`--field-min PATH=X` values as (path, X) pairs; a usage error when malformed."""
+    out = []
+    for v in values:
+        path, sep, bar = v.rpartition("=")
+        try:
+            threshold = float(bar)
+        except ValueError:
+            threshold = -1.0
+        if not sep or not path or not 0.0 <= threshold <= 1.0:
+            raise click.BadParameter(
+                f"{v!r}: expected PATH=X with X between 0 and 1", param_hint="--field-min"
+            )
+        out.append((path, threshold))
+    return out
+
+
+def finite_number(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Refuse NaN, which every range check lets through (NaN compares false both ways)."""
+    if value is not None and math.isnan(value):
+        raise click.BadParameter(f"{value!r} is not a number", param=param)
+    return value
+
+
+def _key_values(
+    option: str,
+) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], dict[str, str]]:
+    def parse(
+        ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+    ) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for v in values:
+            key, sep, value = v.partition("=")
+            if not sep or not key.strip():
+                raise click.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint=option)
+            out[key.strip()] = value
+        return out
+
+    return parse
+
+
+def tracking_options(func: F) -> F:
+    """Where a run goes: shared by every command that logs to MLflow."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--tracking-uri",
+                help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
+                "store in the working directory).",
+            ),
+            click.option("--experiment", help="MLflow experiment name (created if missing)."),
+            click.option("--run-name", help="Name of the MLflow run."),
+            click.option(
+                "--param",
+                "params",
+                multiple=True,
+                metavar="KEY=VALUE",
+                callback=_key_values("--param"),
+                help="Extra run parameter (repeatable), e.g. model=gpt-x.",
+            ),
+            click.option(
+                "--tag",
+                "tags",
+                multiple=True,
+                metavar="KEY=VALUE",
+                callback=_key_values("--tag"),
+                help="Extra run tag (repeatable), e.g. team=docs. Keys starting with 'mlflow.' "
+                "or 'extract_mlflow.' are refused.",
+            ),
+        ]
+    ):
+        func = decorator(func)
+    return timeout_option(func)
+
+
+def timeout_option(func: F) -> F:
+    """`--timeout`: shared by every command that talks to a tracking server."""
+    from .tracking.client import DEFAULT_TIMEOUT
+
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        expose_value=False,
+        callback=_use_timeout,
+        help="Give up on a tracking server call (its retries included) after about this many "
+        f"seconds [default: {DEFAULT_TIMEOUT:g}, or MLflow's MLFLOW_HTTP_REQUEST_* settings].",
+    )(func)
+
+
+def _use_timeout(ctx: click.Context, param: click.Parameter, value: float | None) -> None:
+    """Make `--timeout` the bound of every tracking call of this command (reset at its end)."""
+    if value is None:
+        return
+    from .tracking.client import request_timeout
+
+    ctx.with_resource(request_timeout(value))
+
+
+def quiet_mlflow() -> None:
+    """MLflow and its store migrations log INFO lines to stderr; keep stderr for our answers."""
+    import logging
+
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _stacked(func: F, decorators: list[Callable[[F], F]]) -> F:
+    """`func` under `decorators`, the first listed outermost (its option shown first)."""
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def gate_options(func: F) -> F:
+    """Gates and the bootstrap settings of `compare` and `promote`."""
+    return _stacked(
+        bootstrap_options(func),
+        [
+            click.option(
+                "--gates",
+                "gates_file",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Gates file: TOML [[gate]] tables (or JSON), see README 'Gate a release'.",
+            ),
+            click.option(
+                "--min",
+                "min_",
+                multiple=True,
+                metavar="METRIC=X",
+                help="Gate: the candidate's METRIC must be at least X (repeatable), e.g. f1=0.8.",
+            ),
+            click.option(
+                "--max",
+                "max_",
+                multiple=True,
+                metavar="METRIC=X",
+                help="Gate: the candidate's METRIC must be at most X (repeatable), "
+                "e.g. parse_failure_rate=0.05.",
+            ),
+            click.option(
+                "--max-drop",
+                multiple=True,
+                metavar="METRIC=X",
+                help="Gate: METRIC may not get worse than the baseline by more than X "
+                "(repeatable; globs work), e.g. f1=0.01 or 'field_f1/*=0.05'.",
+            ),
+        ],
+    )
+
+
+def bootstrap_options(func: F) -> F:
+    """Where the runs are read and how their paired bootstrap is drawn (`compare`, `promote`)."""
+    return _stacked(
+        func,
+        [
+            click.option(
+                "--tracking-uri",
+                help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
+                "store in the working directory).",
+            ),
+            click.option(
+                "--seed",
+                type=int,
+                default=0,
+                show_default=True,
+                help="Seed of the paired bootstrap over documents (a whole number ≥ 0).",
+            ),
+            click.option(
+                "--resamples",
+                type=int,
+                default=1000,
+                show_default=True,
+                help="Bootstrap resamples for the intervals and p-values (≥ 1).",
+            ),
+            click.option(
+                "--min-documents",
+                type=int,
+                default=30,
+                show_default=True,
+                help="Paired documents a `significant` gate needs; with fewer, such a gate is "
+                "refused (exit 2) rather than passed on a too-wide interval.",
+            ),
+            click.option(
+                "--allow-incomparable",
+                is_flag=True,
+                help="Compare runs whose extract_mlflow.signature differs (other gold set, "
+                "config or scorer version) instead of refusing with exit 2.",
+            ),
+            click.option(
+                "--allow-unfinished",
+                is_flag=True,
+                help="Use runs that are not FINISHED (RUNNING, SCHEDULED, FAILED, KILLED) "
+                "instead of refusing with exit 2.",
+            ),
+        ],
+    )
+
+
+def read_gates(
+    gates_file: Path | None, min_: tuple[str, ...], max_: tuple[str, ...], max_drop: tuple[str, ...]
+) -> list[Any]:
+    """The gates file's gates, then the shortcuts' (bad gates: ConfigError, exit 2)."""
+    from .gates import load_gates, parse_shortcuts
+
+    gates = load_gates(gates_file) if gates_file is not None else []
+    return [*gates, *parse_shortcuts(min=min_, max_drop=max_drop, max=max_)]
+
+
+def echo_failures(comparison: Any) -> None:
+    for gate in comparison.failed_gates:
+        for reason in gate.reasons:
+            say(f"gate failed: {reason}")
+
+
+def refuse_unchecked(comparison: Any) -> None:
+    """Exit 2 with one line when no check was evaluated: such a verdict asserts nothing."""
+    if not comparison.checked:
+        _fail(comparison.unchecked_reason())

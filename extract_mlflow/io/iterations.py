@@ -1,0 +1,55 @@
+"""The iteration folders of ``score-iterations``: one sub-folder per prompt iteration holding
+its predictions (and optionally its prompt), found in natural order."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+PRED_FILE = "pred.jsonl"
+
+
+PROMPT_FILE = "prompt.txt"
+
+
+# -- a folder of iterations --------------------------------------------------------------------
+@dataclass(frozen=True)
+class IterationInput:
+    """One iteration folder: ``NN/pred.jsonl`` and, when present, ``NN/prompt.txt``."""
+
+    name: str
+    pred: Path
+    prompt: Path | None
+
+
+def _natural_key(name: str) -> tuple[Any, ...]:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def find_iterations(folder: str | Path) -> list[IterationInput]:
+    """The iteration sub-folders of `folder` (those holding pred.jsonl), in natural order
+    (2 before 10). An InputError when there are none."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory of iterations (NN/pred.jsonl + NN/prompt.txt)")
+    found = []
+    for sub in sorted(
+        (p for p in root.iterdir() if p.is_dir()), key=lambda p: _natural_key(p.name)
+    ):
+        pred = sub / PRED_FILE
+        if pred.is_file():
+            prompt = sub / PROMPT_FILE
+            found.append(IterationInput(sub.name, pred, prompt if prompt.is_file() else None))
+    if not found:
+        raise InputError(f"{root}: no iteration folders with {PRED_FILE} (expected NN/{PRED_FILE})")
+    return found
+
+
+def default_gold(folder: str | Path) -> Path | None:
+    """``<folder>/gold.jsonl`` when it exists (the default gold of ``score-iterations``)."""
+    path = Path(folder) / "gold.jsonl"
+    return path if path.is_file() else None
