@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 import click
 
-from extract_mlflow.core.text import terminal_safe
-from extract_mlflow.errors import ExtractMlflowError
+from .core.text import terminal_safe
+from .errors import ExtractMlflowError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -527,6 +527,6 @@ class Report:
         return report_markdown(self)
 
     def to_table(self) -> str:
-        from .views.markdown import report_table
+        from .views.table import report_table
 
         return report_table(self)

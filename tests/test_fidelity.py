@@ -36,6 +36,8 @@ from extract_mlflow.fidelity.values import (
     score_text,
 )
 from extract_mlflow.fields.normalize import Comparators
+from extract_mlflow.views.markdown import fidelity_markdown
+from extract_mlflow.views.table import fidelity_table
 
 SOURCE = (
     "Annual maintenance, gas boiler. Replacement pressure valve (2 pcs) at 48.50 EUR; "
@@ -452,7 +454,7 @@ def test_approvals_clear_flags_keep_scores_and_are_listed() -> None:
     assert after.overall.approved == 1 and after.approved == [name]
     assert after.unused_approvals == [("q", "x")]
     assert name not in after.worst()
-    md = after.to_markdown()
+    md = fidelity_markdown(after)
     assert "Approved by a reviewer" in md and "CAPS is our house style" in md
     assert "approval for q `x` matched no checked value" in md
 
@@ -513,12 +515,12 @@ def test_views() -> None:
     assert len(d["values"]) == len(s.values)
     worst = s.worst()
     assert worst[0].bleu_proxy == 0.0 or worst[0].grounded is False
-    md = s.to_markdown()
+    md = fidelity_markdown(s)
     assert md.startswith("## Text fidelity")
     assert "| `items[].description` |" in md
     assert "### Values to review (worst first)" in md and "Delivery" in md
     assert "1 document(s) without a source (unchecked): c" in md
-    table = s.to_table()
+    table = fidelity_table(s)
     assert "BLEU proxy" in table and "items[].description" in table and "(all)" in table
 
 

@@ -15,7 +15,7 @@ from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 from extract_mlflow import evaluate
 from extract_mlflow.core.text import tex_escape
 from extract_mlflow.errors import InputError, TrackingError
-from extract_mlflow.io.iterations import find_iterations
+from extract_mlflow.io.iterations import best_index, find_iterations
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.iterations import (
     BEST_TAG,
@@ -24,16 +24,13 @@ from extract_mlflow.tracking.iterations import (
     IterationLogger,
     IterationRecord,
     IterationsResult,
-    best_index,
     log_iteration_dir,
     log_iterations,
-    metrics_csv,
-    metrics_latex,
-    plot_tokens,
-    plot_trend,
 )
 from extract_mlflow.tracking.payload import PARENT_RUN_TAG
 from extract_mlflow.tracking.runs import LoggedRun
+from extract_mlflow.views.plots import plot_tokens, plot_trend
+from extract_mlflow.views.table import metrics_csv, metrics_latex
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

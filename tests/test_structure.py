@@ -24,6 +24,8 @@ from extract_mlflow.structure.score import (
     ratio_interval,
     score_structure,
 )
+from extract_mlflow.views.markdown import structure_markdown
+from extract_mlflow.views.plots import robustness_plot
 
 GOLD: list[dict[str, Any]] = [
     {
@@ -262,11 +264,13 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
     data = json.loads(json.dumps(summary.to_dict()))
     assert data["documents"] == 3 and data["metrics"]["teds"]["documents"] == 2
     assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(5 / 8)
-    text = summary.to_markdown()
+    text = structure_markdown(summary)
     assert text.startswith("## Document structure")
     assert "| teds | 0.312 |" in text and "### By meta.layout" in text
     assert "| single | 2 |" in text
-    assert score_structure([{"id": "a"}], [], config()).to_markdown().count("No structure") == 1
+    assert (
+        structure_markdown(score_structure([{"id": "a"}], [], config())).count("No structure") == 1
+    )
 
 
 def test_the_documents_frame_carries_sufficient_statistics() -> None:
@@ -281,10 +285,10 @@ def test_the_documents_frame_carries_sufficient_statistics() -> None:
 
 def test_the_robustness_plot_is_written_for_numeric_attributes(tmp_path: Path) -> None:
     summary = score_structure(GOLD, PRED, config(slice_by=("scan", "meta.layout")))
-    out = summary.robustness_plot(tmp_path / "eval" / "robustness.png", "scan")
+    out = robustness_plot(summary, tmp_path / "eval" / "robustness.png", "scan")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="not a numeric"):
-        summary.robustness_plot(tmp_path / "x.png", "meta.layout")
+        robustness_plot(summary, tmp_path / "x.png", "meta.layout")
 
 
 # -- the normalised TEDS variant ------------------------------------------------------------

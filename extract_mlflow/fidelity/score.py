@@ -35,7 +35,6 @@ from ..config import Config, FidelityConfig
 from ..core.keys import field_key
 from ..core.paths import document_leaves
 from ..core.runtime import gc_paused
-from ..core.text import compact, escape_pipes, fmt
 from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
 from .approvals import Approvals, approve
 from .grounding import SourceNumbers
@@ -45,9 +44,7 @@ from .values import (
     BANDS,
     FLAGS,
     GOOD,
-    NEW_VOCABULARY,
     ORDERS,
-    PARAPHRASE,
     SOMEWHAT,
     NgramCounts,
     ValueFidelity,
@@ -303,12 +300,6 @@ class FidelitySummary:
             out["values"] = [v.to_dict() for v in self.values]
         return out
 
-    def to_markdown(self) -> str:
-        return summary_markdown(self)
-
-    def to_table(self) -> str:
-        return summary_table(self)
-
 
 def _badness(v: ValueFidelity) -> tuple[float, bool, int, str, str]:
     score = v.bleu_proxy if v.bleu_proxy is not None else (0.0 if v.grounded is False else 1.0)
@@ -414,208 +405,6 @@ def _check_document(
         v = _check_leaf(raw, comp, doc, cfg, want)
         v.doc_id, v.path, v.type = doc_id, path, comp.type
         yield v
-
-
-# -- views ---------------------------------------------------------------------------------
-_LIST_LIMIT = 6
-
-
-def _cell(value: Any, limit: int = 50) -> str:
-    """A value in one markdown table cell (JSON's null for None)."""
-    return escape_pipes(compact(value, limit, none=None))
-
-
-def _grams(grams: Sequence[str]) -> str:
-    shown = escape_pipes(", ".join(f"`{g}`" for g in grams[:_LIST_LIMIT]))
-    more = len(grams) - _LIST_LIMIT
-    return (shown + (f" (+{more})" if more > 0 else "")) or "—"
-
-
-def _grounded(v: ValueFidelity) -> str:
-    return "—" if v.grounded is None else ("yes" if v.grounded else "**no**")
-
-
-def fields_worst_first(summary: FidelitySummary) -> list[tuple[str, FidelityStats]]:
-    """Fields by BLEU proxy ascending (undefined last), then by hallucination rate."""
-    return sorted(
-        summary.fields.items(),
-        key=lambda kv: (
-            kv[1].bleu_proxy is None,
-            kv[1].bleu_proxy or 0.0,
-            -(kv[1].hallucination_rate or 0.0),
-            kv[0],
-        ),
-    )
-
-
-def _field_row(name: str, s: FidelityStats) -> list[str]:
-    bands = "/".join(str(s.bands[b]) for b in BANDS)
-    ground = f"{s.grounded}/{s.checked}" if s.checked else "—"
-    return [
-        name,
-        str(s.values),
-        fmt(s.bleu_proxy),
-        *(fmt(p) for p in s.precisions),
-        bands,
-        str(s.flags[NEW_VOCABULARY]),
-        str(s.flags[PARAPHRASE]),
-        ground,
-        fmt(s.hallucination_rate),
-    ]
-
-
-_FIELD_HEAD = [
-    "field",
-    "scored",
-    "BLEU proxy",
-    "p1",
-    "p2",
-    "p3",
-    "p4",
-    "E/G/S",
-    "new vocab",
-    "paraphrase",
-    "grounded",
-    "halluc. rate",
-]
-
-
-def summary_markdown(summary: FidelitySummary) -> str:
-    """The fidelity section of summary.md (starts with a level-2 heading)."""
-    o = summary.overall
-    p = " / ".join(fmt(x) for x in o.precisions)
-    lines = [
-        "## Text fidelity",
-        "",
-        f"- values n-gram scored: {o.values} ({o.empty} empty); grounding checked: {o.checked}",
-        f"- BLEU proxy (mean over values): {fmt(o.bleu_proxy)}; pooled p1..p4: {p}",
-        "- bands: " + ", ".join(f"{b} {o.bands[b]}" for b in BANDS),
-        "- flags: " + ", ".join(f"{f} {o.flags[f]}" for f in FLAGS),
-        f"- groundedness: {fmt(o.groundedness)} ({o.grounded}/{o.checked});"
-        f" hallucination rate: {fmt(o.hallucination_rate)}",
-        f"- approved by a reviewer: {o.approved}",
-        f"- signature: `{summary.signature()}`",
-        "",
-        "| " + " | ".join(_FIELD_HEAD) + " |",
-        "|---|" + "---:|" * (len(_FIELD_HEAD) - 1),
-        "| " + " | ".join(_field_row("**all**", o)) + " |",
-    ]
-    for name, stats in fields_worst_first(summary):
-        lines.append("| " + " | ".join(_field_row(f"`{name}`", stats)) + " |")
-    lines += _worst_markdown(summary) + _approved_markdown(summary)
-    lines += _injection_markdown(summary) + _notes_markdown(summary)
-    return "\n".join(lines) + "\n"
-
-
-def _worst_markdown(summary: FidelitySummary) -> list[str]:
-    worst = summary.worst()
-    if not worst:
-        return []
-    lines = [
-        "",
-        "### Values to review (worst first)",
-        "",
-        "| document | field | value | BLEU | band | flags | grounded | source span (score)"
-        " | extra n-grams | missing n-grams |",
-        "|---|---|---|---:|---|---|---|---|---|---|",
-    ]
-    for v in worst:
-        span = "—" if v.span is None else f"{_cell(v.span.text)} ({v.span.score:.2f})"
-        lines.append(
-            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
-            f"| {v.band or '—'} | {', '.join(v.flags) or '—'} | {_grounded(v)} | {span} "
-            f"| {_grams(v.extra_ngrams)} | {_grams(v.missing_ngrams)} |"
-        )
-    return lines
-
-
-def _approved_markdown(summary: FidelitySummary) -> list[str]:
-    approved = summary.approved
-    if not approved:
-        return []
-    lines = [
-        "",
-        "### Approved by a reviewer (flags cleared, scores kept)",
-        "",
-        "| document | field | value | BLEU | cleared flags | grounded | note |",
-        "|---|---|---|---:|---|---|---|",
-    ]
-    for v in approved:
-        lines.append(
-            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
-            f"| {', '.join(v.cleared_flags) or '—'} | {_grounded(v)} | {_cell(v.note or '—')} |"
-        )
-    return lines
-
-
-def _injection_markdown(summary: FidelitySummary) -> list[str]:
-    if not summary.injection:
-        return []
-    lines = [
-        "",
-        "### Prompt-like text in source documents",
-        "",
-        "| document | line | pattern | text |",
-        "|---|---:|---|---|",
-    ]
-    for doc_id, findings in summary.injection.items():
-        for f in findings:
-            lines.append(f"| {_cell(doc_id)} | {f.line} | {f.pattern} | {_cell(f.snippet, 80)} |")
-    return lines
-
-
-def _notes(summary: FidelitySummary) -> list[str]:
-    notes = []
-    if summary.unchecked:
-        notes.append(
-            f"{len(summary.unchecked)} document(s) without a source (unchecked): "
-            + ", ".join(summary.unchecked[:20])
-        )
-    if summary.no_prediction:
-        notes.append(
-            f"{len(summary.no_prediction)} document(s) without a usable prediction "
-            "(missing or unparseable; nothing to check): " + ", ".join(summary.no_prediction[:20])
-        )
-    if summary.empty_sources:
-        notes.append("source(s) with no text: " + ", ".join(summary.empty_sources[:20]))
-    if summary.unused_sources:
-        notes.append(
-            f"{len(summary.unused_sources)} source(s) for ids not in gold: "
-            + ", ".join(summary.unused_sources[:20])
-        )
-    for doc_id, path in summary.unused_approvals:
-        notes.append(f"approval for {doc_id} `{path}` matched no checked value")
-    return notes
-
-
-def _notes_markdown(summary: FidelitySummary) -> list[str]:
-    notes = _notes(summary)
-    return ["", "### Fidelity notes", "", *[f"- {n}" for n in notes]] if notes else []
-
-
-def summary_table(summary: FidelitySummary) -> str:
-    """A plain-text table for the terminal: overall, then one row per field."""
-    o = summary.overall
-    head = (
-        f"text fidelity  BLEU proxy {fmt(o.bleu_proxy)}  groundedness {fmt(o.groundedness)}"
-        f"  hallucination rate {fmt(o.hallucination_rate)}  approved {o.approved}"
-    )
-    rows = [_FIELD_HEAD, _field_row("(all)", o)]
-    rows += [_field_row(name, stats) for name, stats in fields_worst_first(summary)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_FIELD_HEAD))]
-    out = [head, ""]
-    for n, r in enumerate(rows):
-        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in range(1, len(r))]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    for doc_id, findings in summary.injection.items():
-        out.append(
-            f"prompt-like text in {doc_id}: "
-            + ", ".join(f"line {f.line} {f.pattern}" for f in findings)
-        )
-    out += _notes(summary)
-    return "\n".join(out) + "\n"
 
 
 def fidelity_signature(config: FidelityConfig) -> str:

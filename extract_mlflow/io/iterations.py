@@ -3,7 +3,9 @@ its predictions (and optionally its prompt), found in natural order."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,3 +55,23 @@ def default_gold(folder: str | Path) -> Path | None:
     """``<folder>/gold.jsonl`` when it exists (the default gold of ``score-iterations``)."""
     path = Path(folder) / "gold.jsonl"
     return path if path.is_file() else None
+
+
+# -- pure: choosing the best, tables, plots ----------------------------------------------------
+def selection_key(rows: Sequence[Mapping[str, float]]) -> str:
+    """``composite`` when any iteration has it, else ``f1``."""
+    return "composite" if any("composite" in r for r in rows) else "f1"
+
+
+def best_index(rows: Sequence[Mapping[str, float]]) -> int | None:
+    """The index of the best iteration by composite, else F1 (earliest on ties; iterations
+    without the score rank last). None for no iterations.
+
+    >>> best_index([{"f1": 0.5}, {"f1": 0.9}, {"f1": 0.9}])
+    1
+    """
+    if not rows:
+        return None
+    key = selection_key(rows)
+    scores = [r.get(key, -math.inf) for r in rows]
+    return max(range(len(rows)), key=lambda i: (scores[i], -i))

@@ -47,7 +47,6 @@ import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,7 +56,6 @@ from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
 from ..core.paths import lookup
-from ..core.text import escape_pipes, fmt
 from ..errors import InputError
 from ..evaluation.stats import resample_indices, resampled_sums
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
@@ -433,15 +431,6 @@ class StructureSummary:
             "config": self.config.model_dump(mode="json"),
         }
 
-    def to_markdown(self) -> str:
-        """The "Document structure" section of ``summary.md``."""
-        lines = ["## Document structure", "", *_headline_table(self.headline)]
-        for attribute, slices in self.slices.items():
-            lines += ["", f"### By {attribute}", "", *_slice_table(attribute, slices)]
-        if self.notes:
-            lines += ["", "Notes:", "", *(f"- {n}" for n in self.notes)]
-        return "\n".join(lines) + "\n"
-
     def documents_frame(self) -> pd.DataFrame:
         """One row per document: id, the slice attributes (``attribute/<name>``; lists and
         objects as JSON text), and per metric its value, ``<metric>_num`` and ``<metric>_den``
@@ -462,65 +451,12 @@ class StructureSummary:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def robustness_plot(self, path: str | Path, attribute: str) -> Path:
-        """A PNG of every metric against a numeric slice attribute (one line per metric)."""
-        if attribute not in self.numeric_attributes:
-            raise ValueError(f"'{attribute}' is not a numeric slice attribute of this summary")
-        return robustness_png(self.slices[attribute], attribute, Path(path))
-
 
 def _scalar(value: Any) -> Any:
     """A frame-friendly attribute value: scalars kept, anything else as JSON text."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
-    if not headline:
-        return ["No structure fields in the gold set."]
-    lines = ["| metric | value | 95% CI | documents |", "|---|---:|---|---:|"]
-    for name, m in headline.items():
-        ci = f"{fmt(m.ci_low)}–{fmt(m.ci_high)}" + (" (degenerate)" if m.degenerate else "")
-        lines.append(f"| {name} | {fmt(m.value)} | {ci} | {m.documents} |")
-    return lines
-
-
-def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
-    names = [n for n in METRICS if any(n in s.values for s in slices)]
-    cell = escape_pipes(attribute)
-    lines = [f"| {cell} | documents | " + " | ".join(names) + " |"]
-    lines.append("|---|---:|" + "---:|" * len(names))
-    for s in slices:
-        values = " | ".join(fmt(s.values.get(n)) for n in names)
-        label = escape_pipes(s.label)
-        lines.append(f"| {label} | {s.documents} | {values} |")
-    return lines
-
-
-def robustness_png(slices: Sequence[Slice], attribute: str, path: Path) -> Path:
-    """Plot every metric over the slices of a numeric attribute (x: value or bin mean)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    try:
-        for name in METRICS:
-            points = [(s.x, s.values[name]) for s in slices if name in s.values]
-            if points:
-                ax.plot(*zip(*points, strict=True), marker="o", label=name)
-        ax.set_xlabel(attribute)
-        ax.set_ylabel("score")
-        ax.set_title(f"Structure metrics by {attribute}")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return path
 
 
 def _keyed(docs: Mapping[str, Any] | Iterable[Mapping[str, Any]], id_key: str) -> dict[str, Any]:

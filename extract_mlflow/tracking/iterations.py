@@ -19,10 +19,7 @@ A folder of ``NN/pred.jsonl`` + ``NN/prompt.txt`` is scored and logged by
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import logging
-import math
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +27,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import fmt, tex_escape
+from ..core.text import fmt
 from ..errors import InputError
-from ..io.iterations import PROMPT_FILE, default_gold, find_iterations
+from ..io.iterations import PROMPT_FILE, best_index, default_gold, find_iterations, selection_key
+from ..views.plots import plot_tokens, plot_trend
+from ..views.table import metrics_csv, metrics_latex
 from .payload import (
     ARTIFACT_DIR,
     NOTE_TAG,
@@ -53,34 +52,6 @@ log = logging.getLogger(__name__)
 
 BEST_TAG = "extract_mlflow.best_iteration"
 ITERATION_TAG = "extract_mlflow.iteration"
-HEADLINE = (
-    "f1",
-    "precision",
-    "recall",
-    "macro_f1",
-    "parse_failure_rate",
-    "composite",
-    "layout_score",
-    "bleu_proxy",
-    "groundedness",
-    "tokens_per_doc",
-    "documents",
-)
-"""The columns of metrics.csv that come first (when present), and those of metrics.tex."""
-LABELS = {
-    "f1": "F1",
-    "precision": "Precision",
-    "recall": "Recall",
-    "macro_f1": "Macro F1",
-    "parse_failure_rate": "Parse fail.",
-    "composite": "Composite",
-    "layout_score": "Layout",
-    "bleu_proxy": "BLEU proxy",
-    "groundedness": "Grounded",
-    "tokens_per_doc": "Tokens/doc",
-    "documents": "Docs",
-}
-TREND_KEYS = ("f1", "precision", "recall", "macro_f1", "composite")
 
 
 # -- what one iteration is ---------------------------------------------------------------------
@@ -171,116 +142,6 @@ class IterationsResult:
             "best_iteration": best.name if best else None,
             "iterations": [r.row() for r in self.records],
         }
-
-
-# -- pure: choosing the best, tables, plots ----------------------------------------------------
-def selection_key(rows: Sequence[Mapping[str, float]]) -> str:
-    """``composite`` when any iteration has it, else ``f1``."""
-    return "composite" if any("composite" in r for r in rows) else "f1"
-
-
-def best_index(rows: Sequence[Mapping[str, float]]) -> int | None:
-    """The index of the best iteration by composite, else F1 (earliest on ties; iterations
-    without the score rank last). None for no iterations.
-
-    >>> best_index([{"f1": 0.5}, {"f1": 0.9}, {"f1": 0.9}])
-    1
-    """
-    if not rows:
-        return None
-    key = selection_key(rows)
-    scores = [r.get(key, -math.inf) for r in rows]
-    return max(range(len(rows)), key=lambda i: (scores[i], -i))
-
-
-def metric_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Headline metrics present (fixed order), then every other key in sorted order."""
-    keys = {k for r in rows for k in r}
-    lead = [k for k in HEADLINE if k in keys]
-    return lead + sorted(keys - set(lead) - {"iteration", "step", "run_id"})
-
-
-def metrics_csv(records: Sequence[IterationRecord]) -> str:
-    """metrics.csv: one row per iteration (iteration, step, run_id, then every metric)."""
-    rows = [r.row() for r in records]
-    columns = ["iteration", "step", "run_id", *metric_columns([r.metrics for r in records])]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: row.get(c, "") for c in columns})
-    return buf.getvalue()
-
-
-def _tex_number(key: str, value: float | None) -> str:
-    if value is None:
-        return "--"
-    if key in ("documents",):
-        return str(int(value))
-    if key == "tokens_per_doc":
-        return f"{value:,.0f}".replace(",", "{,}")
-    return f"{value:.3f}"
-
-
-def metrics_latex(records: Sequence[IterationRecord]) -> str:
-    """metrics.tex: a booktabs table of the headline metrics, the best iteration in bold."""
-    cols = [k for k in HEADLINE if any(k in r.metrics for r in records)]
-    best = best_index([r.metrics for r in records])
-    lines = [
-        r"\begin{table}[ht]",
-        r"\centering",
-        r"\caption{Extraction scores per prompt iteration (best in bold).}",
-        r"\label{tab:extract-mlflow-iterations}",
-        r"\begin{tabular}{l" + "r" * len(cols) + "}",
-        r"\toprule",
-        " & ".join(["Iteration", *(LABELS[k] for k in cols)]) + r" \\",
-        r"\midrule",
-    ]
-    for i, rec in enumerate(records):
-        cells = [tex_escape(rec.name), *(_tex_number(k, rec.metrics.get(k)) for k in cols)]
-        if i == best:
-            cells = [r"\textbf{" + c + "}" for c in cells]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
-
-
-def _figure() -> tuple[Any, Any]:
-    from matplotlib.figure import Figure  # the OO API: no pyplot, no global backend state
-
-    fig = Figure(figsize=(7, 4), dpi=100, layout="constrained")
-    return fig, fig.subplots()
-
-
-def plot_trend(records: Sequence[IterationRecord], path: Path) -> None:
-    """trend.png: headline scores per iteration; the best iteration marked."""
-    fig, ax = _figure()
-    names = [r.name for r in records]
-    for key in TREND_KEYS:
-        values = [r.metrics.get(key, math.nan) for r in records]
-        if not all(math.isnan(v) for v in values):
-            ax.plot(names, values, marker="o", label=LABELS[key])
-    best = best_index([r.metrics for r in records])
-    if best is not None:
-        ax.axvline(best, color="grey", linestyle=":", label=f"best ({records[best].name})")
-    ax.set(xlabel="iteration", ylabel="score", ylim=(0, 1.02), title="Scores per iteration")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    fig.savefig(path)
-
-
-def plot_tokens(records: Sequence[IterationRecord], path: Path) -> None:
-    """tokens.png: tokens per document per iteration (a note when no usage was recorded)."""
-    fig, ax = _figure()
-    values = [r.metrics.get("tokens_per_doc") for r in records]
-    if any(v is not None for v in values):
-        ax.bar([r.name for r in records], [v or 0.0 for v in values], color="tab:purple")
-        ax.set(xlabel="iteration", ylabel="tokens per document")
-    else:
-        ax.text(0.5, 0.5, "no token usage recorded", ha="center", va="center")
-        ax.set_axis_off()
-    ax.set_title("Token cost per iteration")
-    fig.savefig(path)
 
 
 def write_parent_artifacts(records: Sequence[IterationRecord], folder: Path) -> Path:

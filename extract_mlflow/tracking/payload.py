@@ -245,6 +245,8 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     """Write ``summary.md``, ``diagnostics.json``, ``documents.parquet``, ``config.toml`` and
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an
     InputError (raised before any run exists)."""
+    from ..views.plots import robustness_plot
+
     out = folder / ARTIFACT_DIR
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.md").write_text(report.to_markdown(), encoding="utf-8")
@@ -256,7 +258,7 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     if report.structure is not None:  # a metric-vs-attribute curve per numeric slice attribute
         for n, attribute in enumerate(report.structure.numeric_attributes):
             name = "robustness.png" if n == 0 else f"robustness_{safe_name(attribute)}.png"
-            report.structure.robustness_plot(out / name, attribute)
+            robustness_plot(report.structure, out / name, attribute)
     redact_files(out)
     return out
 

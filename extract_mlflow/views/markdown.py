@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import compact, fmt, md_cell, terminal_safe
+from ..core.text import compact, escape_pipes, fmt, md_cell, terminal_safe
+from ..fidelity.score import FidelitySummary
+from ..fidelity.values import BANDS, FLAGS, ValueFidelity
+from ..structure.score import METRICS, MetricValue, Slice, StructureSummary
+from .sections import (
+    _FIELD_HEAD,
+    _field_row,
+    fidelity_fields_by_bleu,
+    fidelity_notes,
+    fields_by_f1,
+    report_notes,
+)
 
 if TYPE_CHECKING:
-    from ..report import FieldResult, Report
-
-
-def fields_worst_first(report: Report) -> list[FieldResult]:
-    """Fields by F1 ascending (undefined last), then by number of errors, then by path."""
-    return sorted(
-        report.fields.values(),
-        key=lambda f: (
-            f.counts.f1 is None,
-            f.counts.f1 if f.counts.f1 is not None else 0.0,
-            -(f.counts.fp + f.counts.fn),
-            f.path,
-        ),
-    )
+    from ..report import Report
 
 
 def _run_lines(report: Report) -> list[str]:
@@ -83,14 +82,14 @@ def report_markdown(report: Report) -> str:
         "| field | type | TP | FP | FN | precision | recall | F1 | errors |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for f in fields_worst_first(report):
+    for f in fields_by_f1(report):
         c = f.counts
         errs = ", ".join(f"{k} {v}" for k, v in f.errors.items()) or "—"
         lines.append(
             f"| `{md_cell(f.path)}` | {f.type} | {c.tp} | {c.fp} | {c.fn} | {fmt(c.precision)} "
             f"| {fmt(c.recall)} | {fmt(c.f1)} | {errs} |"
         )
-    examples = [(f, e) for f in fields_worst_first(report) for e in f.examples]
+    examples = [(f, e) for f in fields_by_f1(report) for e in f.examples]
     if examples:
         lines += ["", "## Mismatch examples", "", "| field | document | error | expected | got |"]
         lines.append("|---|---|---|---|---|")
@@ -111,93 +110,151 @@ def report_markdown(report: Report) -> str:
         for d in worst:
             c = d.counts
             lines.append(f"| {md_cell(d.id)} | {d.status} | {c.fp} | {c.fn} | {fmt(c.f1)} |")
-    for family in (report.fidelity, report.structure):
-        if family is not None:
-            lines += ["", family.to_markdown().rstrip()]
-    notes = _notes(report)
+    if report.fidelity is not None:
+        lines += ["", fidelity_markdown(report.fidelity).rstrip()]
+    if report.structure is not None:
+        lines += ["", structure_markdown(report.structure).rstrip()]
+    notes = report_notes(report)
     if notes:
         lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
     return terminal_safe("\n".join(lines) + "\n")
 
 
-def _notes(report: Report) -> list[str]:
-    notes = [f"warning: {w}" for w in report.warnings]
-    for d in report.documents:
-        if d.status == "parse_failure":
-            notes.append(f"parse failure in `{d.id}`: {d.reason}")
-    missing = [d.id for d in report.documents if d.status == "missing"]
-    if missing:
-        notes.append(f"no prediction for {len(missing)} document(s): {', '.join(missing[:20])}")
-    if report.unknown_ids:
-        notes.append(
-            f"{len(report.unknown_ids)} prediction(s) for ids not in gold (not scored): "
-            + ", ".join(report.unknown_ids[:20])
+# -- views ---------------------------------------------------------------------------------
+_LIST_LIMIT = 6
+
+
+def _cell(value: Any, limit: int = 50) -> str:
+    """A value in one markdown table cell (JSON's null for None)."""
+    return escape_pipes(compact(value, limit, none=None))
+
+
+def _grams(grams: Sequence[str]) -> str:
+    shown = escape_pipes(", ".join(f"`{g}`" for g in grams[:_LIST_LIMIT]))
+    more = len(grams) - _LIST_LIMIT
+    return (shown + (f" (+{more})" if more > 0 else "")) or "—"
+
+
+def _grounded(v: ValueFidelity) -> str:
+    return "—" if v.grounded is None else ("yes" if v.grounded else "**no**")
+
+
+def fidelity_markdown(summary: FidelitySummary) -> str:
+    """The fidelity section of summary.md (starts with a level-2 heading)."""
+    o = summary.overall
+    p = " / ".join(fmt(x) for x in o.precisions)
+    lines = [
+        "## Text fidelity",
+        "",
+        f"- values n-gram scored: {o.values} ({o.empty} empty); grounding checked: {o.checked}",
+        f"- BLEU proxy (mean over values): {fmt(o.bleu_proxy)}; pooled p1..p4: {p}",
+        "- bands: " + ", ".join(f"{b} {o.bands[b]}" for b in BANDS),
+        "- flags: " + ", ".join(f"{f} {o.flags[f]}" for f in FLAGS),
+        f"- groundedness: {fmt(o.groundedness)} ({o.grounded}/{o.checked});"
+        f" hallucination rate: {fmt(o.hallucination_rate)}",
+        f"- approved by a reviewer: {o.approved}",
+        f"- signature: `{summary.signature()}`",
+        "",
+        "| " + " | ".join(_FIELD_HEAD) + " |",
+        "|---|" + "---:|" * (len(_FIELD_HEAD) - 1),
+        "| " + " | ".join(_field_row("**all**", o)) + " |",
+    ]
+    for name, stats in fidelity_fields_by_bleu(summary):
+        lines.append("| " + " | ".join(_field_row(f"`{name}`", stats)) + " |")
+    lines += _worst_markdown(summary) + _approved_markdown(summary)
+    lines += _injection_markdown(summary) + _notes_markdown(summary)
+    return "\n".join(lines) + "\n"
+
+
+def _worst_markdown(summary: FidelitySummary) -> list[str]:
+    worst = summary.worst()
+    if not worst:
+        return []
+    lines = [
+        "",
+        "### Values to review (worst first)",
+        "",
+        "| document | field | value | BLEU | band | flags | grounded | source span (score)"
+        " | extra n-grams | missing n-grams |",
+        "|---|---|---|---:|---|---|---|---|---|---|",
+    ]
+    for v in worst:
+        span = "—" if v.span is None else f"{_cell(v.span.text)} ({v.span.score:.2f})"
+        lines.append(
+            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
+            f"| {v.band or '—'} | {', '.join(v.flags) or '—'} | {_grounded(v)} | {span} "
+            f"| {_grams(v.extra_ngrams)} | {_grams(v.missing_ngrams)} |"
         )
-    for u in report.unattributed:
-        notes.append(f"prediction line without a usable id (not scored): {u}")
-    if report.skipped:
-        notes.append("skipped (ignore = true): " + ", ".join(f"`{s}`" for s in report.skipped))
-    for path, n in report.gold_type_errors.items():
-        notes.append(f"{n} gold value(s) of `{path}` do not read as its type; compared as text")
-    for d in report.layouts:
-        if d.layout is not None and d.layout.missing:
-            why = ", ".join(f"{t} ({w})" for t, w in d.layout.missing.items())
-            notes.append(f"`{d.id}` layout {len(d.layout.present)}/{d.layout.required}: {why}")
-    notes.extend(report.notes)
-    return notes
+    return lines
 
 
-def report_table(report: Report) -> str:
-    """A plain-text table for the terminal."""
-    m = report.micro
-    head = (
-        f"documents {len(report.documents)}  precision {fmt(m.precision)}  recall {fmt(m.recall)}"
-        f"  F1 {fmt(m.f1)}  macro F1 {fmt(report.macro_f1)}"
-        f"  parse failures {report.unreadable_lines}"
-    )
-    if report.layout_score is not None:
-        head += f"  layout {fmt(report.layout_score)}  composite {fmt(report.composite)}"
-    if report.tokens_per_doc is not None:
-        head += f"  tokens/doc {report.tokens_per_doc:.0f}"
-    rows = [("field", "type", "TP", "FP", "FN", "P", "R", "F1")]
-    for f in fields_worst_first(report):
-        c = f.counts
-        rows.append(
-            (
-                f.path,
-                f.type,
-                str(c.tp),
-                str(c.fp),
-                str(c.fn),
-                fmt(c.precision),
-                fmt(c.recall),
-                fmt(c.f1),
-            )
+def _approved_markdown(summary: FidelitySummary) -> list[str]:
+    approved = summary.approved
+    if not approved:
+        return []
+    lines = [
+        "",
+        "### Approved by a reviewer (flags cleared, scores kept)",
+        "",
+        "| document | field | value | BLEU | cleared flags | grounded | note |",
+        "|---|---|---|---:|---|---|---|",
+    ]
+    for v in approved:
+        lines.append(
+            f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
+            f"| {', '.join(v.cleared_flags) or '—'} | {_grounded(v)} | {_cell(v.note or '—')} |"
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = [head, ""]
-    for n, r in enumerate(rows):
-        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
-        cells += [r[i].rjust(widths[i]) for i in range(2, len(r))]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    if report.fidelity is not None:
-        out += ["", report.fidelity.to_table().rstrip()]
-    if report.structure is not None:
-        out += ["", _structure_table(report.structure)]
-    notes = _notes(report)
-    if notes:
-        out += ["", *notes]
-    return terminal_safe("\n".join(out) + "\n")
+    return lines
 
 
-def _structure_table(summary: Any) -> str:
-    """Structure metrics with their 95% intervals, one per line."""
-    metrics = summary.metrics()
-    lines = ["structure metrics (95% bootstrap interval)"]
-    for name in sorted(k for k in metrics if "_ci_" not in k and "_by_" not in k):
-        low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
-        interval = f"  [{fmt(low)}, {fmt(high)}]" if low is not None else ""
-        lines.append(f"  {name:<20} {fmt(metrics[name])}{interval}")
-    return "\n".join(lines)
+def _injection_markdown(summary: FidelitySummary) -> list[str]:
+    if not summary.injection:
+        return []
+    lines = [
+        "",
+        "### Prompt-like text in source documents",
+        "",
+        "| document | line | pattern | text |",
+        "|---|---:|---|---|",
+    ]
+    for doc_id, findings in summary.injection.items():
+        for f in findings:
+            lines.append(f"| {_cell(doc_id)} | {f.line} | {f.pattern} | {_cell(f.snippet, 80)} |")
+    return lines
+
+
+def _notes_markdown(summary: FidelitySummary) -> list[str]:
+    notes = fidelity_notes(summary)
+    return ["", "### Fidelity notes", "", *[f"- {n}" for n in notes]] if notes else []
+
+
+def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
+    if not headline:
+        return ["No structure fields in the gold set."]
+    lines = ["| metric | value | 95% CI | documents |", "|---|---:|---|---:|"]
+    for name, m in headline.items():
+        ci = f"{fmt(m.ci_low)}–{fmt(m.ci_high)}" + (" (degenerate)" if m.degenerate else "")
+        lines.append(f"| {name} | {fmt(m.value)} | {ci} | {m.documents} |")
+    return lines
+
+
+def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
+    names = [n for n in METRICS if any(n in s.values for s in slices)]
+    cell = escape_pipes(attribute)
+    lines = [f"| {cell} | documents | " + " | ".join(names) + " |"]
+    lines.append("|---|---:|" + "---:|" * len(names))
+    for s in slices:
+        values = " | ".join(fmt(s.values.get(n)) for n in names)
+        label = escape_pipes(s.label)
+        lines.append(f"| {label} | {s.documents} | {values} |")
+    return lines
+
+
+def structure_markdown(summary: StructureSummary) -> str:
+    """The "Document structure" section of ``summary.md``."""
+    lines = ["## Document structure", "", *_headline_table(summary.headline)]
+    for attribute, slices in summary.slices.items():
+        lines += ["", f"### By {attribute}", "", *_slice_table(attribute, slices)]
+    if summary.notes:
+        lines += ["", "Notes:", "", *(f"- {n}" for n in summary.notes)]
+    return "\n".join(lines) + "\n"
