@@ -85,7 +85,9 @@ class ScoredRun:
 
     @classmethod
     def from_report(cls, report: Report, ref: str | None = None) -> ScoredRun:
-        return cls(report.metrics(), report.to_frame("counts"), report.signature(), ref)
+        from .evaluation.records import counts_frame
+
+        return cls(report.metrics(), counts_frame(report), report.signature(), ref)
 
 
 @dataclass(frozen=True, slots=True)

@@ -438,88 +438,11 @@ class Report:
 
     def to_frame(self, kind: str = "fields") -> pd.DataFrame:
         """A pandas DataFrame: one row per field (``"fields"``), per document
-        (``"documents"``), or per document and field (``"document_fields"``)."""
-        import pandas as pd
+        (``"documents"``), or per document and field (``"document_fields"``); ``"counts"``: the
+        per-document counts the paired bootstrap of ``compare`` reads."""
+        from .views.frames import report_frame
 
-        if kind == "fields":
-            rows = [
-                {
-                    "field": p,
-                    "type": f.type,
-                    **f.counts.to_dict(),
-                    **{c: f.errors.get(c, 0) for c in CATEGORIES},
-                }
-                for p, f in self.fields.items()
-            ]
-            return pd.DataFrame(
-                rows,
-                columns=[
-                    "field",
-                    "type",
-                    "tp",
-                    "fp",
-                    "fn",
-                    "precision",
-                    "recall",
-                    "f1",
-                    *CATEGORIES,
-                ],
-            )
-        if kind == "documents":
-            rows = [d.to_dict() for d in self.documents]
-            return pd.DataFrame(
-                rows,
-                columns=["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"],
-            )
-        if kind == "counts":
-            return self._counts_frame()
-        if kind == "document_fields":
-            long = [
-                {"id": d.id, "field": p, "tp": c[0], "fp": c[1], "fn": c[2]}
-                for d in self.documents
-                for p, c in d.fields.items()
-            ]
-            return pd.DataFrame(long, columns=["id", "field", "tp", "fp", "fn"])
-        raise ValueError(
-            f"unknown frame kind {kind!r}: use fields, documents, counts or document_fields"
-        )
-
-    def _counts_frame(self) -> pd.DataFrame:
-        """One row per document: id, status, tp, fp, fn, then `field_tp/<path>`,
-        `field_fp/<path>`, `field_fn/<path>` for every field (the paired bootstrap of
-        `compare` recomputes every count-based score from these columns)."""
-        import numpy as np
-        import pandas as pd
-
-        paths = list(self.fields)
-        col = {p: i for i, p in enumerate(paths)}
-        n = len(self.documents)
-        mat = np.zeros((n, 3 * len(paths)), dtype=np.int64)
-        for r, d in enumerate(self.documents):
-            for p, c in d.fields.items():
-                i = 3 * col[p]
-                mat[r, i : i + 3] = c
-        data: dict[str, Any] = {
-            "id": [d.id for d in self.documents],
-            "status": [d.status for d in self.documents],
-            "tp": np.array([d.counts.tp for d in self.documents], dtype=np.int64),
-            "fp": np.array([d.counts.fp for d in self.documents], dtype=np.int64),
-            "fn": np.array([d.counts.fn for d in self.documents], dtype=np.int64),
-        }
-        if self.layouts:
-            data["layout_score"] = np.array(
-                [d.layout.score if d.layout else np.nan for d in self.documents]
-            )
-        for p in paths:
-            i = 3 * col[p]
-            data[f"field_tp/{p}"] = mat[:, i]
-            data[f"field_fp/{p}"] = mat[:, i + 1]
-            data[f"field_fn/{p}"] = mat[:, i + 2]
-        frame = pd.DataFrame(data)
-        if self.structure is not None:  # per-document structure values, prefixed
-            extra = self.structure.documents_frame().set_index("id").add_prefix("structure/")
-            frame = frame.join(extra, on="id")
-        return frame
+        return report_frame(self, kind)
 
     def to_markdown(self) -> str:
         from .views.markdown import report_markdown

@@ -18,6 +18,7 @@ from scipy import stats as scipy_stats
 from extract_mlflow.config import StructureConfig
 from extract_mlflow.core.keys import slice_key
 from extract_mlflow.errors import InputError
+from extract_mlflow.evaluation.records import structure_frame
 from extract_mlflow.structure.score import (
     HIGHER_IS_BETTER,
     METRICS,
@@ -274,7 +275,7 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
 
 
 def test_the_documents_frame_carries_sufficient_statistics() -> None:
-    frame = score_structure(GOLD, PRED, config(slice_by=("scan",))).documents_frame()
+    frame = structure_frame(score_structure(GOLD, PRED, config(slice_by=("scan",))))
     assert list(frame["id"]) == ["a", "b", "c"]
     assert {"attribute/scan", "teds", "teds_num", "teds_den", "boundary_f1_den"} <= set(
         frame.columns

@@ -42,7 +42,6 @@ distinct values is cut into ``numeric_bins`` equal-count bins labelled ``low-hig
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,8 +64,6 @@ from .table_text import parse_tables
 from .teds import TableScore, score_tables
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from .anls import RegionScores
     from .reading_order import ReadingOrderResult
 
@@ -430,33 +427,6 @@ class StructureSummary:
             "per_document": [d.to_dict() for d in self.documents],
             "config": self.config.model_dump(mode="json"),
         }
-
-    def documents_frame(self) -> pd.DataFrame:
-        """One row per document: id, the slice attributes (``attribute/<name>``; lists and
-        objects as JSON text), and per metric its value, ``<metric>_num`` and ``<metric>_den``
-        (NaN where the document lacks it), then reading-order coverage and continuity."""
-        import pandas as pd
-
-        rows = []
-        for d in self.documents:
-            row: dict[str, Any] = {"id": d.id}
-            row.update({f"attribute/{a}": _scalar(v) for a, v in d.attributes.items()})
-            stats = d.stats()
-            for name in METRICS:
-                n, den = stats.get(name, (math.nan, math.nan))
-                row.update({name: n / den, f"{name}_num": n, f"{name}_den": den})
-            if d.reading is not None:
-                row["reading_order_coverage"] = d.reading.coverage
-                row["cross_page_continuity"] = d.reading.continuity
-            rows.append(row)
-        return pd.DataFrame(rows)
-
-
-def _scalar(value: Any) -> Any:
-    """A frame-friendly attribute value: scalars kept, anything else as JSON text."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _keyed(docs: Mapping[str, Any] | Iterable[Mapping[str, Any]], id_key: str) -> dict[str, Any]:

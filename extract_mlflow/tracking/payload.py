@@ -245,6 +245,7 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     """Write ``summary.md``, ``diagnostics.json``, ``documents.parquet``, ``config.toml`` and
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an
     InputError (raised before any run exists)."""
+    from ..evaluation.records import counts_frame
     from ..views.plots import robustness_plot
 
     out = folder / ARTIFACT_DIR
@@ -252,7 +253,7 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     (out / "summary.md").write_text(report.to_markdown(), encoding="utf-8")
     diagnostics = json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str)
     (out / "diagnostics.json").write_text(diagnostics + "\n", encoding="utf-8")
-    report.to_frame("counts").to_parquet(out / "documents.parquet", index=False)
+    counts_frame(report).to_parquet(out / "documents.parquet", index=False)
     (out / "config.toml").write_text(report.config.to_toml(), encoding="utf-8")
     copy_prompts(prompts, out / "prompts")
     if report.structure is not None:  # a metric-vs-attribute curve per numeric slice attribute

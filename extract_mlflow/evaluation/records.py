@@ -1,0 +1,83 @@
+"""The per-document records of an evaluation as tables: the counts frame that ``compare``'s
+paired bootstrap reads (and ``eval/documents.parquet`` stores), with the per-document structure
+values beside them."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from ..structure.score import METRICS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..report import Report
+    from ..structure.score import StructureSummary
+
+
+def counts_frame(report: Report) -> pd.DataFrame:
+    """One row per document: id, status, tp, fp, fn, then `field_tp/<path>`,
+    `field_fp/<path>`, `field_fn/<path>` for every field (the paired bootstrap of
+    `compare` recomputes every count-based score from these columns)."""
+    import numpy as np
+    import pandas as pd
+
+    paths = list(report.fields)
+    col = {p: i for i, p in enumerate(paths)}
+    n = len(report.documents)
+    mat = np.zeros((n, 3 * len(paths)), dtype=np.int64)
+    for r, d in enumerate(report.documents):
+        for p, c in d.fields.items():
+            i = 3 * col[p]
+            mat[r, i : i + 3] = c
+    data: dict[str, Any] = {
+        "id": [d.id for d in report.documents],
+        "status": [d.status for d in report.documents],
+        "tp": np.array([d.counts.tp for d in report.documents], dtype=np.int64),
+        "fp": np.array([d.counts.fp for d in report.documents], dtype=np.int64),
+        "fn": np.array([d.counts.fn for d in report.documents], dtype=np.int64),
+    }
+    if report.layouts:
+        data["layout_score"] = np.array(
+            [d.layout.score if d.layout else np.nan for d in report.documents]
+        )
+    for p in paths:
+        i = 3 * col[p]
+        data[f"field_tp/{p}"] = mat[:, i]
+        data[f"field_fp/{p}"] = mat[:, i + 1]
+        data[f"field_fn/{p}"] = mat[:, i + 2]
+    frame = pd.DataFrame(data)
+    if report.structure is not None:  # per-document structure values, prefixed
+        extra = structure_frame(report.structure).set_index("id").add_prefix("structure/")
+        frame = frame.join(extra, on="id")
+    return frame
+
+
+def structure_frame(summary: StructureSummary) -> pd.DataFrame:
+    """One row per document: id, the slice attributes (``attribute/<name>``; lists and
+    objects as JSON text), and per metric its value, ``<metric>_num`` and ``<metric>_den``
+    (NaN where the document lacks it), then reading-order coverage and continuity."""
+    import pandas as pd
+
+    rows = []
+    for d in summary.documents:
+        row: dict[str, Any] = {"id": d.id}
+        row.update({f"attribute/{a}": _scalar(v) for a, v in d.attributes.items()})
+        stats = d.stats()
+        for name in METRICS:
+            n, den = stats.get(name, (math.nan, math.nan))
+            row.update({name: n / den, f"{name}_num": n, f"{name}_den": den})
+        if d.reading is not None:
+            row["reading_order_coverage"] = d.reading.coverage
+            row["cross_page_continuity"] = d.reading.continuity
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _scalar(value: Any) -> Any:
+    """A frame-friendly attribute value: scalars kept, anything else as JSON text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

@@ -1,0 +1,64 @@
+"""Pandas frames of a report: per field, per document, per document and field, and the
+per-document counts (built in :mod:`extract_mlflow.evaluation.records`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..evaluation.records import counts_frame
+from ..fields.scorer import CATEGORIES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..report import Report
+
+
+def report_frame(report: Report, kind: str = "fields") -> pd.DataFrame:
+    """A pandas DataFrame: one row per field (``"fields"``), per document
+    (``"documents"``), per document and field (``"document_fields"``), or the per-document
+    counts (``"counts"``)."""
+    import pandas as pd
+
+    if kind == "fields":
+        rows = [
+            {
+                "field": p,
+                "type": f.type,
+                **f.counts.to_dict(),
+                **{c: f.errors.get(c, 0) for c in CATEGORIES},
+            }
+            for p, f in report.fields.items()
+        ]
+        return pd.DataFrame(
+            rows,
+            columns=[
+                "field",
+                "type",
+                "tp",
+                "fp",
+                "fn",
+                "precision",
+                "recall",
+                "f1",
+                *CATEGORIES,
+            ],
+        )
+    if kind == "documents":
+        rows = [d.to_dict() for d in report.documents]
+        return pd.DataFrame(
+            rows,
+            columns=["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"],
+        )
+    if kind == "counts":
+        return counts_frame(report)
+    if kind == "document_fields":
+        long = [
+            {"id": d.id, "field": p, "tp": c[0], "fp": c[1], "fn": c[2]}
+            for d in report.documents
+            for p, c in d.fields.items()
+        ]
+        return pd.DataFrame(long, columns=["id", "field", "tp", "fp", "fn"])
+    raise ValueError(
+        f"unknown frame kind {kind!r}: use fields, documents, counts or document_fields"
+    )
