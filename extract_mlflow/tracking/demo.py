@@ -22,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..core.text import fmt
 from ..errors import InputError
+from ..views.table import aligned
 from .client import display_uri, is_http, resolve_tracking_uri
 from .log import log_report
 from .runs import LoggedRun, Tracker
@@ -222,10 +223,8 @@ def scoreboard(result: DemoResult) -> str:
     for r in result.runs:
         version = f"{result.model_name}/{r.run.model_version}" if r.run.model_version else "-"
         rows.append((r.label, fmt(r.f1), fmt(r.precision), fmt(r.recall), version, r.run.run_id))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [f"extract-mlflow demo: logged to {result.tracking_uri}{where}", ""]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    lines += aligned(rows, left=len(rows[0]), rule=False)
     delta = _delta(result)
     if delta:
         lines += ["", delta]

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 from ..core.text import fmt
 from ..errors import InputError
 from ..io.iterations import PROMPT_FILE, best_index, default_gold, find_iterations, selection_key
+from ..views.markdown import markdown_table
 from ..views.plots import plot_tokens, plot_trend
-from ..views.table import metrics_csv, metrics_latex
+from ..views.table import aligned, metrics_csv, metrics_latex
 from .payload import (
     ARTIFACT_DIR,
     NOTE_TAG,
@@ -118,20 +119,14 @@ class IterationsResult:
     def to_table(self) -> str:
         """A plain-text table: one row per iteration, the best marked."""
         rows = self._rows()
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         lines = [f"parent run {self.parent.run_id} ({self.parent.tracking_uri})", ""]
-        lines += [
-            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
-        ]
+        lines += aligned(rows, left=len(rows[0]), rule=False)
         return "\n".join(lines) + "\n"
 
     def to_markdown(self) -> str:
         """The same table in markdown."""
         rows = self._rows()
-        lines = [f"# Iterations (parent run `{self.parent.run_id}`)", ""]
-        lines.append("| " + " | ".join(rows[0]) + " |")
-        lines.append("|" + "---|" * len(rows[0]))
-        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        lines = [f"# Iterations (parent run `{self.parent.run_id}`)", "", *markdown_table(rows)]
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..comparison import Comparison, MetricRow
 from ..core.text import fmt
+from .table import aligned
 
 LIST_LIMIT = 20  # ids shown per list in the markdown and table views
 
@@ -118,17 +119,6 @@ def _md_documents(c: Comparison) -> list[str]:
     return lines
 
 
-def _grid(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for n, r in enumerate(rows):
-        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in range(1, len(r))]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return out
-
-
 def comparison_table(c: Comparison) -> str:
     out = [verdict(c), _sides(c)]
     for g in c.failed_gates:
@@ -140,7 +130,7 @@ def comparison_table(c: Comparison) -> str:
         rows.append(
             (r.metric, _num(r.baseline), _num(r.candidate), _signed(r.delta), _ci(r), _p(r))
         )
-    out += ["", *_grid(rows)]
+    out += ["", *aligned(rows)]
     if c.paired is not None:
         out += [
             "",

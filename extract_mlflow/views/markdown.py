@@ -258,3 +258,13 @@ def structure_markdown(summary: StructureSummary) -> str:
     if summary.notes:
         lines += ["", "Notes:", "", *(f"- {n}" for n in summary.notes)]
     return "\n".join(lines) + "\n"
+
+
+def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as a markdown table, the first row the header (cells written as given).
+
+    >>> markdown_table([("a", "b"), ("1", "2")])
+    ['| a | b |', '|---|---|', '| 1 | 2 |']
+    """
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows[1:]]

@@ -52,14 +52,7 @@ def report_table(report: Report) -> str:
                 fmt(c.f1),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = [head, ""]
-    for n, r in enumerate(rows):
-        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
-        cells += [r[i].rjust(widths[i]) for i in range(2, len(r))]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
+    out = [head, "", *aligned(rows, left=2)]
     if report.fidelity is not None:
         out += ["", fidelity_table(report.fidelity).rstrip()]
     if report.structure is not None:
@@ -90,13 +83,7 @@ def fidelity_table(summary: FidelitySummary) -> str:
     )
     rows = [_FIELD_HEAD, _field_row("(all)", o)]
     rows += [_field_row(name, stats) for name, stats in fidelity_fields_by_bleu(summary)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_FIELD_HEAD))]
-    out = [head, ""]
-    for n, r in enumerate(rows):
-        cells = [r[0].ljust(widths[0])] + [r[i].rjust(widths[i]) for i in range(1, len(r))]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
+    out = [head, "", *aligned(rows)]
     for doc_id, findings in summary.injection.items():
         out.append(
             f"prompt-like text in {doc_id}: "
@@ -187,3 +174,24 @@ def metrics_latex(records: Sequence[IterationRow]) -> str:
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
+
+
+def aligned(rows: Sequence[Sequence[str]], *, left: int = 1, rule: bool = True) -> list[str]:
+    """Rows as aligned plain-text lines: the first `left` columns padded on the right, the
+    others on the left (numbers), two spaces between columns, trailing blanks cut; with `rule`,
+    a line of dashes under the first row (the header).
+
+    >>> aligned([("name", "n"), ("a", "10")])
+    ['name   n', '----  --', 'a     10']
+    """
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for n, r in enumerate(rows):
+        cells = [
+            c.ljust(w) if i < left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=False))
+        ]
+        out.append("  ".join(cells).rstrip())
+        if rule and n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out
