@@ -1,4 +1,5 @@
-"""TODO: one line on what counts owns."""
+"""Counts of true positives, false positives and false negatives, and the scores they give:
+precision, recall and F1, undefined (None) when their denominator is 0, never 0 or 1."""
 
 from __future__ import annotations
 
