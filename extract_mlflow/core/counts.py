@@ -1,5 +1,5 @@
 """Counts of true positives, false positives and false negatives, and the scores they give:
-precision, recall and F1, undefined (None) when their denominator is 0, never 0 or 1."""
+precision, recall and F1, undefined (None, never 0 or 1) when their denominator is 0."""
 
 from __future__ import annotations
 
