@@ -33,8 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("comparison",),
     ("views",),
     ("tracking",),
-    # mlflow_plugin: the entry-point shim, TEMPORARY (deleted in phase 6)
-    ("cli", "cli_options", "__main__", "mlflow_plugin"),
+    ("cli", "cli_options", "__main__"),
     # extract_mlflow/__init__.py: the public API, lazily exporting from every layer
     ("",),
 ]
