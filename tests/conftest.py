@@ -117,12 +117,17 @@ class MlflowServer:
     root: Path
 
     @classmethod
-    def start(cls, root: Path) -> MlflowServer:
+    def start(
+        cls, root: Path, *, app_name: str | None = None, env: dict[str, str] | None = None
+    ) -> MlflowServer:
+        """Start ``mlflow server`` in `root` (``--app-name`` and extra environment when
+        given) and wait until it answers ``/health``."""
         check_may_start_a_server()
         port = free_port()
         cmd = [
             str(MLFLOW) if MLFLOW.exists() else "mlflow",
             "server",
+            *(["--app-name", app_name] if app_name else []),
             "--host",
             "127.0.0.1",
             "--port",
@@ -135,11 +140,17 @@ class MlflowServer:
             "--workers",
             "1",
         ]
-        env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
-        env.pop("MLFLOW_TRACKING_URI", None)
+        full_env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", **(env or {})}
+        for var in ("MLFLOW_TRACKING_URI", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+            full_env.pop(var, None)
         log = (root / "server.log").open("wb")
         proc = subprocess.Popen(
-            cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=root,
+            env=full_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         server = cls(f"http://127.0.0.1:{port}", proc, root)
         server.wait_healthy()

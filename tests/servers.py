@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import os
 import secrets
-import subprocess
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from conftest import MLFLOW, MlflowServer, free_port
+from conftest import MlflowServer
 
 HANG_SECONDS = 120.0
 """How long a hanging handler waits at most (it is released when its server stops)."""
@@ -168,36 +166,8 @@ def start_auth_server(root: Path, user: str, password: str) -> MlflowServer:
         "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n",
         encoding="utf-8",
     )
-    port = free_port()
-    cmd = [
-        str(MLFLOW) if MLFLOW.exists() else "mlflow",
-        "server",
-        "--app-name",
-        "basic-auth",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--backend-store-uri",
-        f"sqlite:///{root / 'mlflow.db'}",
-        "--serve-artifacts",
-        "--artifacts-destination",
-        str(root / "artifacts"),
-        "--workers",
-        "1",
-    ]
     env = {
-        **os.environ,
-        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
         "MLFLOW_AUTH_CONFIG_PATH": str(ini),
         "MLFLOW_FLASK_SERVER_SECRET_KEY": secrets.token_hex(16),  # CSRF protection needs one
     }
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
-        env.pop(var, None)
-    log = (root / "server.log").open("wb")
-    proc = subprocess.Popen(
-        cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    server = MlflowServer(f"http://127.0.0.1:{port}", proc, root)
-    server.wait_healthy()
-    return server
+    return MlflowServer.start(root, app_name="basic-auth", env=env)
