@@ -2,7 +2,9 @@
 views (flat metrics for MLflow, a dict for JSON, markdown, a terminal table, pandas frames).
 
 Scores are always derived from summed counts (never averaged per document), and 0/0 is ``None``
-("n/a"), never 0 and never 1.
+("n/a"), never 0 and never 1. The report resamples nothing: the intervals and the per-slice
+scores are computed by the evaluation (:mod:`extract_mlflow.evaluation.stats`,
+:mod:`extract_mlflow.evaluation.slices`) and held here as data.
 """
 
 from __future__ import annotations
@@ -131,7 +133,12 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     """config rules that do nothing on this gold set (a path no gold field has, an unknown
     unit, a date format that parses no gold value): likely typos"""
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    intervals: dict[str, float] = field(default_factory=dict)
+    """`<metric>_ci_low` / `<metric>_ci_high` of micro precision, recall and F1: the seeded
+    bootstrap over documents, filled by the evaluation"""
+    slice_metrics: dict[str, float] = field(default_factory=dict)
+    """`<metric>_by_<attribute>/<value>`: micro precision, recall and F1 of the documents of each
+    --slice-by value, filled by the evaluation"""
     fidelity: FidelitySummary | None = None
     """text fidelity against the sources (only when sources were given)"""
     structure: StructureSummary | None = None
@@ -292,8 +299,8 @@ class Report:
             out[field_key("field_precision", path, keys)] = f.counts.precision
             out[field_key("field_recall", path, keys)] = f.counts.recall
         merged = {k: float(v) for k, v in out.items() if v is not None}
-        merged.update(self.count_intervals())
-        merged.update(self.count_slices())
+        merged.update(self.intervals)
+        merged.update(self.slice_metrics)
         if self.fidelity is not None:
             merged.update(self.fidelity.metrics(keys))
         if self.structure is not None:
@@ -306,84 +313,6 @@ class Report:
         paths = [*self.fields, *(self.fidelity.fields if self.fidelity is not None else ())]
         gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
         return field_keys(paths, gold)
-
-    # -- uncertainty and slices of the count-based scores ---------------------------------
-    def _ratios(self, docs: list[DocumentResult]) -> dict[str, tuple[Any, Any]]:
-        """(numerator, denominator) per document of precision, recall and F1."""
-        import numpy as np
-
-        c = np.array([(d.counts.tp, d.counts.fp, d.counts.fn) for d in docs], dtype=np.float64)
-        tp, fp, fn = (c[:, 0], c[:, 1], c[:, 2]) if len(c) else (c, c, c)
-        return {
-            "precision": (tp, tp + fp),
-            "recall": (tp, tp + fn),
-            "f1": (2 * tp, 2 * tp + fp + fn),
-        }
-
-    def count_intervals(self) -> dict[str, float]:
-        """`<metric>_ci_low` / `<metric>_ci_high`: the seeded percentile bootstrap interval over
-        documents of micro precision, recall and F1, each recomputed from the resample's summed
-        counts (one draw for all three; settings in ``[structure]``: bootstrap_resamples,
-        bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
-        if "intervals" not in self._cache:
-            self._cache["intervals"] = self._count_intervals()
-        return dict(self._cache["intervals"])
-
-    def _count_intervals(self) -> dict[str, float]:
-        import numpy as np
-
-        from .evaluation.stats import resample_indices, resampled_sums
-
-        s = self.config.structure
-        counts = np.array(
-            [(d.counts.tp, d.counts.fp, d.counts.fn) for d in self.documents], dtype=np.float64
-        ).reshape(-1, 3)
-        micro = self.micro
-        points = {"precision": micro.precision, "recall": micro.recall, "f1": micro.f1}
-        out: dict[str, float] = {}
-        if len(counts) < 2:
-            for name, value in points.items():
-                if value is not None:
-                    out[f"{name}_ci_low"] = out[f"{name}_ci_high"] = value
-            return out
-        tp, fp, fn = resampled_sums(
-            counts, resample_indices(len(counts), s.bootstrap_resamples, s.bootstrap_seed)
-        ).T
-        tail = (1 - s.confidence) / 2 * 100
-        with np.errstate(invalid="ignore", divide="ignore"):
-            resampled = {
-                "precision": tp / (tp + fp),
-                "recall": tp / (tp + fn),
-                "f1": 2 * tp / (2 * tp + fp + fn),
-            }
-        for name, values in resampled.items():
-            valid = values[np.isfinite(values)]  # a resample with 0/0 has no score
-            if points[name] is not None and valid.size:
-                low, high = np.percentile(valid, [tail, 100 - tail])
-                out[f"{name}_ci_low"], out[f"{name}_ci_high"] = float(low), float(high)
-        return out
-
-    def count_slices(self) -> dict[str, float]:
-        """`<metric>_by_<attribute>/<value>` for micro precision, recall and F1 over the
-        documents of each value of every --slice-by attribute."""
-        attributes = self.config.structure.slice_by
-        if not attributes:
-            return {}
-        from .core.keys import slice_key
-        from .structure.score import slice_labels
-
-        out: dict[str, float] = {}
-        for attribute in attributes:
-            docs = [d for d in self.documents if d.attributes.get(attribute) is not None]
-            labels, _ = slice_labels([d.attributes[attribute] for d in docs], self.config.structure)
-            groups: dict[str, list[DocumentResult]] = {}
-            for doc, label in zip(docs, labels, strict=True):
-                groups.setdefault(label, []).append(doc)
-            for label, members in groups.items():
-                for name, (num, den) in self._ratios(members).items():
-                    if den.sum() > 0:
-                        out[slice_key(name, attribute, label)] = float(num.sum() / den.sum())
-        return out
 
     # -- views -------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -79,3 +79,16 @@ def test_a_slice_attribute_no_document_has_is_reported() -> None:
     r = evaluate(gold, pred, slice_by=["nope"])
     assert "slice attribute 'nope': no gold document has it (no slices)" in r.notes
     assert not [k for k in r.metrics() if "_by_" in k]
+
+
+def test_the_report_holds_its_intervals_and_slices_as_data() -> None:
+    gold, pred = docs(30)
+    r = evaluate(gold, pred, slice_by=["scan"])
+    m = r.metrics()
+    ends = {f"{n}_ci_{end}" for n in ("precision", "recall", "f1") for end in ("low", "high")}
+    assert set(r.intervals) == ends
+    assert r.intervals == {k: m[k] for k in ends}
+    assert r.slice_metrics == {k: v for k, v in m.items() if "_by_" in k}
+    assert len(r.slice_metrics) == 6  # precision, recall and F1 of "good" and "poor"
+    r.documents.clear()  # the report resamples nothing: its intervals do not follow the documents
+    assert r.metrics()["f1_ci_low"] == m["f1_ci_low"]

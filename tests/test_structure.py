@@ -19,12 +19,9 @@ from extract_mlflow.config import StructureConfig
 from extract_mlflow.core.keys import slice_key
 from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation.records import structure_frame
-from extract_mlflow.structure.score import (
-    HIGHER_IS_BETTER,
-    METRICS,
-    ratio_interval,
-    score_structure,
-)
+from extract_mlflow.evaluation.stats import ratio_interval
+from extract_mlflow.evaluation.structure import score_structure
+from extract_mlflow.structure.score import HIGHER_IS_BETTER, METRICS
 from extract_mlflow.views.markdown import structure_markdown
 from extract_mlflow.views.plots import robustness_plot
 

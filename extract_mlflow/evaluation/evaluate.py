@@ -30,8 +30,11 @@ from ..io.loading import (
 from ..io.sources import load_sources, sources_from_gold
 from ..pages import LayoutResult, check_layout, page_rows, parse_page
 from ..report import EXAMPLES_PER_FIELD, DocumentResult, FieldResult, Report
-from ..structure.score import StructureSummary, score_structure
+from ..structure.score import StructureSummary
 from .config_checks import config_warnings
+from .slices import count_slice_metrics
+from .stats import count_intervals
+from .structure import score_structure
 
 GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
@@ -158,6 +161,8 @@ def score_sets(
     family_keys = _family_keys(ps, config, extras, structure)
     with gc_paused():
         report = _score_sets(gs, ps, config, profile, family_keys)
+    report.intervals = count_intervals(report.documents, report.micro, config.structure)
+    report.slice_metrics = count_slice_metrics(report.documents, config.structure)
     report.fidelity = _fidelity(gs, ps, config, extras, family_keys)
     report.structure = _structure(gs, ps, config) if structure else None
     _record_inputs(report, gs, profile, extras)

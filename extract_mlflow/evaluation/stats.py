@@ -9,14 +9,19 @@ often each document is drawn, and W @ counts gives every resample's summed count
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..structure.score import MetricValue
+
 if TYPE_CHECKING:
-    pass
+    from ..config import StructureConfig
+    from ..core.counts import Counts
+    from ..report import DocumentResult
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -99,3 +104,67 @@ def summarize(point: float, deltas: FloatArray, confidence: float) -> Interval |
     above = int((valid >= 0).sum())
     p = min(1.0, 2 * (min(below, above) + 1) / (valid.size + 1))
     return Interval(point, float(low), float(high), p, int(valid.size), confidence)
+
+
+# -- intervals of a run's scores ------------------------------------------------------------
+
+
+def count_intervals(
+    documents: Sequence[DocumentResult], micro: Counts, config: StructureConfig
+) -> dict[str, float]:
+    """`<metric>_ci_low` / `<metric>_ci_high`: the seeded percentile bootstrap interval over
+    documents of micro precision, recall and F1, each recomputed from the resample's summed
+    counts (one draw for all three; settings in ``[structure]``: bootstrap_resamples,
+    bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
+    counts = np.array(
+        [(d.counts.tp, d.counts.fp, d.counts.fn) for d in documents], dtype=np.float64
+    ).reshape(-1, 3)
+    points = {"precision": micro.precision, "recall": micro.recall, "f1": micro.f1}
+    out: dict[str, float] = {}
+    if len(counts) < 2:
+        for name, value in points.items():
+            if value is not None:
+                out[f"{name}_ci_low"] = out[f"{name}_ci_high"] = value
+        return out
+    tp, fp, fn = resampled_sums(
+        counts, resample_indices(len(counts), config.bootstrap_resamples, config.bootstrap_seed)
+    ).T
+    tail = (1 - config.confidence) / 2 * 100
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resampled = {
+            "precision": tp / (tp + fp),
+            "recall": tp / (tp + fn),
+            "f1": 2 * tp / (2 * tp + fp + fn),
+        }
+    for name, values in resampled.items():
+        valid = values[np.isfinite(values)]  # a resample with 0/0 has no score
+        if points[name] is not None and valid.size:
+            low, high = np.percentile(valid, [tail, 100 - tail])
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = float(low), float(high)
+    return out
+
+
+def ratio_interval(
+    num: npt.ArrayLike,
+    den: npt.ArrayLike,
+    *,
+    resamples: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> MetricValue:
+    """Σnum/Σden and its percentile bootstrap interval over documents (the ratio recomputed
+    from each resample's sums). Every denominator must be > 0. With fewer than 2 documents, or
+    when every document has the same value, the interval is the point value at both ends and
+    flagged ``degenerate``."""
+    n_arr, d_arr = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    point = float(n_arr.sum() / d_arr.sum())
+    values = n_arr / d_arr
+    if len(values) < 2 or np.ptp(values) <= 1e-12 * max(1.0, abs(point)):
+        return MetricValue(point, point, point, len(values), degenerate=True)
+    sums = resampled_sums(
+        np.column_stack([n_arr, d_arr]), resample_indices(len(values), resamples, seed)
+    )
+    boot = sums[:, 0] / sums[:, 1]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(boot, [tail, 100 - tail])
+    return MetricValue(point, float(low), float(high), len(values), resamples=resamples)

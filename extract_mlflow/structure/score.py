@@ -1,5 +1,5 @@
 """Document structure: per-document scoring of tables, reading order, regions and section
-boundaries, aggregation, slices and bootstrap intervals. Pure (matplotlib only on request).
+boundaries, and the summary of a run (headline values, slices) as data. Pure.
 
 Families run per document when the gold line has their field (key names in
 :class:`StructureConfig`); a prediction without the field (or without a line) is scored as
@@ -30,33 +30,22 @@ the two definitions never share a key.
 So ``teds`` is the mean over tables, ``anls`` the mean over gold regions, ``reading_order`` and
 ``kendall_tau`` means over documents, and the boundary scores micro-averaged.
 
-Intervals: a percentile bootstrap over the documents that have the metric (resampled with
-``numpy.random.default_rng(seed)``; the ratio recomputed from resampled sums). With fewer than
-2 such documents, or when every document has the same value, the interval is the point value at
-both ends and flagged ``degenerate``.
-
-Slices (``slice_by``): a gold attribute (dotted path, e.g. ``meta.layout``) splits the documents;
-every metric is recomputed per value. A numeric attribute with more than ``max_slices``
-distinct values is cut into ``numeric_bins`` equal-count bins labelled ``low-high``.
+The summary over a run — headline values with their bootstrap intervals, and the slices by gold
+attributes — is computed by :mod:`extract_mlflow.evaluation.structure`.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import numpy.typing as npt
 
 from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
 from ..core.paths import lookup
 from ..errors import InputError
-from ..evaluation.stats import resample_indices, resampled_sums
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
 from .reading_order import parse_blocks, score_reading_order
@@ -228,16 +217,16 @@ def score_document(
         if gold.get(key) is not None:
             run(doc, gold[key], _pred_field(pred, key), config)
     for note in doc.notes:
-        log.warning("%s", _note(doc_id, note))
+        log.warning("%s", document_note(doc_id, note))
     return doc
 
 
-def _note(doc_id: str, note: str) -> str:
+def document_note(doc_id: str, note: str) -> str:
     """A note naming its document."""
     return note if note.startswith("document ") else f"document {doc_id!r}: {note}"
 
 
-# -- aggregation ----------------------------------------------------------------------------
+# -- a run's values -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,52 +251,6 @@ class MetricValue:
         }
 
 
-def ratio_interval(
-    num: npt.ArrayLike,
-    den: npt.ArrayLike,
-    *,
-    resamples: int = 1000,
-    seed: int | None = 0,
-    confidence: float = 0.95,
-) -> MetricValue:
-    """Σnum/Σden and its percentile bootstrap interval over documents (see the module
-    docstring for the degenerate fallback). Every denominator must be > 0."""
-    n_arr, d_arr = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
-    point = float(n_arr.sum() / d_arr.sum())
-    values = n_arr / d_arr
-    if len(values) < 2 or np.ptp(values) <= 1e-12 * max(1.0, abs(point)):
-        return MetricValue(point, point, point, len(values), degenerate=True)
-    sums = resampled_sums(
-        np.column_stack([n_arr, d_arr]), resample_indices(len(values), resamples, seed)
-    )
-    boot = sums[:, 0] / sums[:, 1]
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(boot, [tail, 100 - tail])
-    return MetricValue(point, float(low), float(high), len(values), resamples=resamples)
-
-
-def aggregate(
-    documents: Iterable[DocumentStructure], config: StructureConfig
-) -> dict[str, MetricValue]:
-    """Every headline metric over the documents that have it, with its interval."""
-    columns: dict[str, tuple[list[float], list[float]]] = {}
-    for doc in documents:
-        for name, (n, d) in doc.stats().items():
-            columns.setdefault(name, ([], []))
-            columns[name][0].append(n)
-            columns[name][1].append(d)
-    return {
-        name: ratio_interval(
-            *columns[name],
-            resamples=config.bootstrap_resamples,
-            seed=config.bootstrap_seed,
-            confidence=config.confidence,
-        )
-        for name in METRICS
-        if name in columns
-    }
-
-
 def point_values(documents: Iterable[DocumentStructure]) -> dict[str, float]:
     """Every headline metric's value (no interval) over the given documents."""
     sums: dict[str, list[float]] = {}
@@ -322,18 +265,6 @@ def point_values(documents: Iterable[DocumentStructure]) -> dict[str, float]:
 # -- slices ---------------------------------------------------------------------------------
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _label(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if _is_number(value):
-        return f"{value:g}"
-    return value if isinstance(value, str) else str(value)
-
-
 @dataclass(frozen=True, slots=True)
 class Slice:
     """The documents with one value (or numeric bin) of an attribute, and their metrics."""
@@ -342,44 +273,6 @@ class Slice:
     documents: int
     values: dict[str, float]
     x: float | None = None  # the value, or the bin's mean value, for a numeric attribute
-
-
-def _bins(values: list[float], bins: int) -> tuple[list[str], list[int]]:
-    edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)))
-    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, max(len(edges) - 2, 0))
-    labels = [f"{edges[i]:g}-{edges[min(i + 1, len(edges) - 1)]:g}" for i in range(len(edges))]
-    return labels, [int(i) for i in index]
-
-
-def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str], bool]:
-    """The slice label of each attribute value, and whether the attribute is numeric (then
-    binned into ``numeric_bins`` quantile bins when it has more than ``max_slices`` values)."""
-    numeric = bool(raw) and all(_is_number(v) for v in raw)
-    if numeric and len(set(raw)) > config.max_slices:
-        labels, index = _bins([float(v) for v in raw], config.numeric_bins)
-        return [labels[i] for i in index], numeric
-    return [_label(v) for v in raw], numeric
-
-
-def slice_documents(
-    documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
-) -> list[Slice]:
-    """The slices of the documents by one attribute (documents lacking it are in none)."""
-    present = [d for d in documents if d.attributes.get(attribute) is not None]
-    raw = [d.attributes[attribute] for d in present]
-    keys, numeric = slice_labels(raw, config)
-    groups: dict[str, list[DocumentStructure]] = {}
-    xs: dict[str, list[float]] = {}
-    for doc, key, value in zip(present, keys, raw, strict=True):
-        groups.setdefault(key, []).append(doc)
-        if numeric:
-            xs.setdefault(key, []).append(float(value))
-    order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
-    return [Slice(k, len(groups[k]), point_values(groups[k]), _mean(xs.get(k))) for k in order]
-
-
-def _mean(values: list[float] | None) -> float | None:
-    return float(np.mean(values)) if values else None
 
 
 # -- the summary ----------------------------------------------------------------------------
@@ -427,34 +320,3 @@ class StructureSummary:
             "per_document": [d.to_dict() for d in self.documents],
             "config": self.config.model_dump(mode="json"),
         }
-
-
-def _keyed(docs: Mapping[str, Any] | Iterable[Mapping[str, Any]], id_key: str) -> dict[str, Any]:
-    if isinstance(docs, Mapping):
-        return {str(k): v for k, v in docs.items()}
-    out: dict[str, Any] = {}
-    for doc in docs:
-        if doc.get(id_key) is None:
-            raise InputError(f"a document lacks its id key '{id_key}'")
-        out[str(doc[id_key])] = doc
-    return out
-
-
-def score_structure(
-    gold_docs: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]],
-    pred_docs: Mapping[str, Mapping[str, Any] | None] | Iterable[Mapping[str, Any]],
-    config: StructureConfig | None = None,
-    *,
-    id_key: str = "id",
-) -> StructureSummary:
-    """Score every gold document's structure fields against its prediction.
-
-    Documents are mappings ``id → line`` or lists of lines carrying ``id_key``; a gold
-    document without a prediction is scored against an empty one.
-    """
-    cfg = config or StructureConfig()
-    gold, pred = _keyed(gold_docs, id_key), _keyed(pred_docs, id_key)
-    documents = [score_document(i, g, pred.get(i), cfg) for i, g in gold.items()]
-    slices = {a: slice_documents(documents, a, cfg) for a in cfg.slice_by}
-    notes = [_note(d.id, n) for d in documents for n in d.notes]
-    return StructureSummary(documents, aggregate(documents, cfg), slices, cfg, notes)

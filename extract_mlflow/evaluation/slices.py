@@ -1,0 +1,102 @@
+"""Slices: the documents split by the value of a gold attribute (``slice_by``, a dotted path such
+as ``meta.layout``), every score recomputed per value. Pure.
+
+Labels need every value of the attribute, so they are computed over all the documents at once:
+a numeric attribute with more than ``max_slices`` distinct values is cut into ``numeric_bins``
+equal-count bins labelled ``low-high``; documents lacking the attribute are in no slice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..config import StructureConfig
+from ..core.keys import slice_key
+from ..structure.score import DocumentStructure, Slice, point_values
+
+if TYPE_CHECKING:
+    from ..report import DocumentResult
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if _is_number(value):
+        return f"{value:g}"
+    return value if isinstance(value, str) else str(value)
+
+
+def _bins(values: list[float], bins: int) -> tuple[list[str], list[int]]:
+    edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)))
+    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, max(len(edges) - 2, 0))
+    labels = [f"{edges[i]:g}-{edges[min(i + 1, len(edges) - 1)]:g}" for i in range(len(edges))]
+    return labels, [int(i) for i in index]
+
+
+def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str], bool]:
+    """The slice label of each attribute value, and whether the attribute is numeric (then
+    binned into ``numeric_bins`` quantile bins when it has more than ``max_slices`` values)."""
+    numeric = bool(raw) and all(_is_number(v) for v in raw)
+    if numeric and len(set(raw)) > config.max_slices:
+        labels, index = _bins([float(v) for v in raw], config.numeric_bins)
+        return [labels[i] for i in index], numeric
+    return [_label(v) for v in raw], numeric
+
+
+def slice_documents(
+    documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
+) -> list[Slice]:
+    """The slices of the documents by one attribute (documents lacking it are in none)."""
+    present = [d for d in documents if d.attributes.get(attribute) is not None]
+    raw = [d.attributes[attribute] for d in present]
+    keys, numeric = slice_labels(raw, config)
+    groups: dict[str, list[DocumentStructure]] = {}
+    xs: dict[str, list[float]] = {}
+    for doc, key, value in zip(present, keys, raw, strict=True):
+        groups.setdefault(key, []).append(doc)
+        if numeric:
+            xs.setdefault(key, []).append(float(value))
+    order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
+    return [Slice(k, len(groups[k]), point_values(groups[k]), _mean(xs.get(k))) for k in order]
+
+
+def _mean(values: list[float] | None) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def count_slice_metrics(
+    documents: Sequence[DocumentResult], config: StructureConfig
+) -> dict[str, float]:
+    """`<metric>_by_<attribute>/<value>` for micro precision, recall and F1 over the
+    documents of each value of every --slice-by attribute."""
+    out: dict[str, float] = {}
+    for attribute in config.slice_by:
+        docs = [d for d in documents if d.attributes.get(attribute) is not None]
+        labels, _ = slice_labels([d.attributes[attribute] for d in docs], config)
+        groups: dict[str, list[DocumentResult]] = {}
+        for doc, label in zip(docs, labels, strict=True):
+            groups.setdefault(label, []).append(doc)
+        for label, members in groups.items():
+            for name, (num, den) in _ratios(members).items():
+                if den.sum() > 0:
+                    out[slice_key(name, attribute, label)] = float(num.sum() / den.sum())
+    return out
+
+
+def _ratios(docs: list[DocumentResult]) -> dict[str, tuple[Any, Any]]:
+    """(numerator, denominator) per document of precision, recall and F1."""
+    c = np.array([(d.counts.tp, d.counts.fp, d.counts.fn) for d in docs], dtype=np.float64)
+    tp, fp, fn = (c[:, 0], c[:, 1], c[:, 2]) if len(c) else (c, c, c)
+    return {
+        "precision": (tp, tp + fp),
+        "recall": (tp, tp + fn),
+        "f1": (2 * tp, 2 * tp + fp + fn),
+    }
