@@ -1,5 +1,6 @@
-"""Wiki/markdown pages: sections, ```csv blocks, and the layout score of a page against a
-profile (which sections it must have, how long the prose must be, where the table goes).
+"""Wiki/markdown pages: sections, ```csv blocks, the layout score of a page against a
+profile (which sections it must have, how long the prose must be, where the table goes), and
+what of a page or profiled document is field-scored (:func:`prepare_document`: its table rows).
 
 A heading is a wiki heading (``== X ==``), a markdown heading (``## X``), or a line that is a
 known section title alone (case-insensitive, optional trailing colon, optional ``**bold**`` and
@@ -19,11 +20,11 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import LayoutProfile
+from .config import Config, LayoutProfile
 
 _WIKI = re.compile(r"^\s*(={1,6})\s*(.+?)\s*\1\s*$")
 _MARKDOWN = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -251,3 +252,71 @@ def page_rows(
         if block.usable:
             return block.rows, "first_csv_block", block.problems
     return [], None, [b for blk in page.csv_blocks for b in blk.problems]
+
+
+@dataclass
+class Prepared:
+    """What of one document is scored, and its layout when it is a page."""
+
+    gold: dict[str, Any]
+    pred: dict[str, Any] | None
+    layout: LayoutResult | None = None
+    rows_gold: int | None = None
+    rows_pred: int | None = None
+
+
+def profile_for(gold_doc: Mapping[str, Any], config: Config, override: str | None) -> str | None:
+    """The layout profile of a document: `override` (``--profile``), else the gold line's topic
+    when a profile has that name, else the only profile there is; None without profiles."""
+    profiles = config.layout.profiles
+    if override is not None:
+        return override
+    topic = gold_doc.get(config.layout.topic_key)
+    if isinstance(topic, str) and topic in profiles:
+        return topic
+    return next(iter(profiles)) if len(profiles) == 1 else None
+
+
+def prepare_document(
+    gold_doc: dict[str, Any],
+    pred_doc: dict[str, Any] | None,
+    config: Config,
+    profile: str | None,
+    notes: list[str],
+) -> Prepared:
+    """A JSON prediction is scored as it is. A page (the prediction's `text_key` holds text) or
+    a document with a layout profile is scored on its table rows only: the gold line's `rows`
+    against the rows of the page's table section; its other gold keys are attributes."""
+    name = profile_for(gold_doc, config, profile)
+    text = pred_doc.get(config.text_key) if pred_doc is not None else None
+    is_page = isinstance(text, str) and config.text_key not in gold_doc
+    if name is None and not is_page:
+        return Prepared(gold_doc, pred_doc)
+    rows_key, id_key = config.layout.rows_key, config.id_key
+    gold_rows = gold_doc.get(rows_key)
+    gold = {id_key: gold_doc[id_key], rows_key: gold_rows}
+    spec = config.layout.profiles.get(name) if name is not None else None
+    if isinstance(text, str) and is_page:
+        page = parse_page(text, spec.required if spec else ())
+        rows, source, problems = page_rows(page, spec or _NO_PROFILE)
+        pred: dict[str, Any] | None = {rows_key: rows}
+    else:
+        page, source, problems = None, None, []
+        pred = {rows_key: pred_doc.get(rows_key)} if pred_doc is not None else None
+        if pred_doc is not None:
+            problems = [f"no page text under '{config.text_key}'"]
+    layout = None
+    if spec is not None and name is not None:
+        layout = check_layout(page, name, spec)
+        layout.rows_source, layout.problems = source, problems
+    elif name is None:
+        notes.append(f"{gold_doc[id_key]}: no layout profile (set --profile or a topic)")
+    pred_rows = pred.get(rows_key) if pred is not None else None
+    return Prepared(gold, pred, layout, _count(gold_rows), _count(pred_rows))
+
+
+_NO_PROFILE = LayoutProfile(required=("-",))
+
+
+def _count(rows: Any) -> int | None:
+    return len(rows) if isinstance(rows, list) else None

@@ -66,6 +66,9 @@ class DocumentResult:
     latency_ms: float | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     """gold attributes named by --slice-by (for the per-slice metrics)"""
+    position: int = -1
+    """the document's place in the gold set (gold-line order, from 0; -1 when not scored from a
+    gold set): the order every aggregate follows. Not part of :meth:`to_dict`."""
 
     @property
     def composite(self) -> float | None:

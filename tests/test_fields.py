@@ -373,3 +373,27 @@ def test_type_labels_of_fields_whose_values_always_matched() -> None:
     }
     only_predicted = evaluate([{"id": 1, "a": 1}], [{"id": 1, "a": 1, "extra": "x"}])
     assert only_predicted.fields["extra"].type == "not_in_gold"
+
+
+GOLD_ORDER = [{"id": i, "total": n} for n, i in enumerate(["c", "a", "e", "b", "d"])]
+PRED_ROWS: list[Any] = [
+    {"id": "c", "total": 0},
+    {"id": "a", "total": 9},
+    {"id": "b", "total": 3},
+    '[{"id": "e"}]',  # a list: a parse failure of document e
+    {"id": "z", "total": 1},  # not in gold; d has no prediction
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(PRED_ROWS))
+def test_positions_follow_the_gold_lines_whatever_the_prediction_order(rows: list[Any]) -> None:
+    r = evaluate(GOLD_ORDER, rows)
+    assert [(d.position, d.id, d.status) for d in r.documents] == [
+        (0, "c", "scored"),
+        (1, "a", "scored"),
+        (2, "e", "parse_failure"),
+        (3, "b", "scored"),
+        (4, "d", "missing"),
+    ]
+    assert all("position" not in d.to_dict() for d in r.documents)

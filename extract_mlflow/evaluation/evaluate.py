@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, LayoutProfile, load_config
+from ..config import Config, load_config
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..core.runtime import gc_paused
@@ -28,10 +28,11 @@ from ..io.loading import (
     predictions_from_rows,
 )
 from ..io.sources import load_sources, sources_from_gold
-from ..pages import LayoutResult, check_layout, page_rows, parse_page
+from ..pages import prepare_document
 from ..report import EXAMPLES_PER_FIELD, DocumentResult, FieldResult, Report
 from ..structure.score import StructureSummary
 from .config_checks import config_warnings
+from .records import latency_ms, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
 from .structure import score_structure
@@ -251,7 +252,7 @@ def _score_sets(
     notes: list[str] = []
     pages_possible = bool(config.layout.profiles) or profile is not None
     text_key, slice_by, failures = config.text_key, config.structure.slice_by, ps.parse_failures
-    for doc_id, gold_doc in gs.docs.items():
+    for position, (doc_id, gold_doc) in enumerate(gs.docs.items()):
         pred_doc = ps.docs.get(doc_id)
         prep = None  # most documents are plain JSON: no page, no profile
         if pages_possible or (pred_doc is not None and text_key in pred_doc):
@@ -265,13 +266,13 @@ def _score_sets(
         else:
             acc = scorer.score(gold, pred)
             status = "scored" if pred_doc is not None else "missing"
-        doc = _document(doc_id, status, acc, reason)
+        doc = _document(position, doc_id, status, acc, reason)
         if prep is not None:
             doc.layout, doc.rows_gold, doc.rows_pred = prep.layout, prep.rows_gold, prep.rows_pred
         if slice_by:
             doc.attributes = {a: lookup(gold_doc, a) for a in slice_by}
         if pred_doc is not None and ("usage" in pred_doc or "latency_ms" in pred_doc):
-            doc.tokens, doc.latency_ms = usage_tokens(pred_doc), _latency(pred_doc)
+            doc.tokens, doc.latency_ms = usage_tokens(pred_doc), latency_ms(pred_doc)
         documents.append(doc)
     for attribute in slice_by:
         if all(d.attributes.get(attribute) is None for d in documents):
@@ -295,96 +296,6 @@ def _score_sets(
     )
 
 
-@dataclass
-class Prepared:
-    """What of one document is scored, and its layout when it is a page."""
-
-    gold: dict[str, Any]
-    pred: dict[str, Any] | None
-    layout: LayoutResult | None = None
-    rows_gold: int | None = None
-    rows_pred: int | None = None
-
-
-def profile_for(gold_doc: Mapping[str, Any], config: Config, override: str | None) -> str | None:
-    """The layout profile of a document: `override` (``--profile``), else the gold line's topic
-    when a profile has that name, else the only profile there is; None without profiles."""
-    profiles = config.layout.profiles
-    if override is not None:
-        return override
-    topic = gold_doc.get(config.layout.topic_key)
-    if isinstance(topic, str) and topic in profiles:
-        return topic
-    return next(iter(profiles)) if len(profiles) == 1 else None
-
-
-def prepare_document(
-    gold_doc: dict[str, Any],
-    pred_doc: dict[str, Any] | None,
-    config: Config,
-    profile: str | None,
-    notes: list[str],
-) -> Prepared:
-    """A JSON prediction is scored as it is. A page (the prediction's `text_key` holds text) or
-    a document with a layout profile is scored on its table rows only: the gold line's `rows`
-    against the rows of the page's table section; its other gold keys are attributes."""
-    name = profile_for(gold_doc, config, profile)
-    text = pred_doc.get(config.text_key) if pred_doc is not None else None
-    is_page = isinstance(text, str) and config.text_key not in gold_doc
-    if name is None and not is_page:
-        return Prepared(gold_doc, pred_doc)
-    rows_key, id_key = config.layout.rows_key, config.id_key
-    gold_rows = gold_doc.get(rows_key)
-    gold = {id_key: gold_doc[id_key], rows_key: gold_rows}
-    spec = config.layout.profiles.get(name) if name is not None else None
-    if isinstance(text, str) and is_page:
-        page = parse_page(text, spec.required if spec else ())
-        rows, source, problems = page_rows(page, spec or _NO_PROFILE)
-        pred: dict[str, Any] | None = {rows_key: rows}
-    else:
-        page, source, problems = None, None, []
-        pred = {rows_key: pred_doc.get(rows_key)} if pred_doc is not None else None
-        if pred_doc is not None:
-            problems = [f"no page text under '{config.text_key}'"]
-    layout = None
-    if spec is not None and name is not None:
-        layout = check_layout(page, name, spec)
-        layout.rows_source, layout.problems = source, problems
-    elif name is None:
-        notes.append(f"{gold_doc[id_key]}: no layout profile (set --profile or a topic)")
-    pred_rows = pred.get(rows_key) if pred is not None else None
-    return Prepared(gold, pred, layout, _count(gold_rows), _count(pred_rows))
-
-
-_NO_PROFILE = LayoutProfile(required=("-",))
-
-
-def _count(rows: Any) -> int | None:
-    return len(rows) if isinstance(rows, list) else None
-
-
-def _latency(pred: Mapping[str, Any] | None) -> float | None:
-    value = pred.get("latency_ms") if pred is not None else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    return None
-
-
-def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:
-    """Tokens one prediction's `usage` records: input + output tokens, else `tokens`."""
-    usage = pred.get("usage") if pred is not None else None
-    if not isinstance(usage, Mapping):
-        return None
-    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
-    numbers = [float(v) for v in parts if isinstance(v, int | float) and not isinstance(v, bool)]
-    if numbers:
-        return sum(numbers)
-    total = usage.get("tokens")
-    if isinstance(total, int | float) and not isinstance(total, bool):
-        return float(total)
-    return None
-
-
 def tokens_per_doc(preds: Iterable[Mapping[str, Any] | None]) -> float | None:
     """Σ tokens over the predictions of the gold documents / documents; None when no
     prediction records usage (a document without a prediction counts as 0 tokens)."""
@@ -401,13 +312,16 @@ def _configured_ignores(config: Config) -> set[str]:
     return {p for p, r in config.fields.items() if r.ignore}
 
 
-def _document(doc_id: str, status: str, acc: DocCounts, reason: str | None) -> DocumentResult:
+def _document(
+    position: int, doc_id: str, status: str, acc: DocCounts, reason: str | None
+) -> DocumentResult:
     tp = fp = fn = 0
     for c in acc.counts.values():
         tp += c[0]
         fp += c[1]
         fn += c[2]
-    return DocumentResult(doc_id, status, Counts(tp, fp, fn), acc.counts, acc.errors, reason)
+    counts = Counts(tp, fp, fn)
+    return DocumentResult(doc_id, status, counts, acc.counts, acc.errors, reason, position=position)
 
 
 def _field_types(

@@ -1,11 +1,13 @@
-"""The per-document records of an evaluation as tables: the counts frame that ``compare``'s
-paired bootstrap reads (and ``eval/documents.parquet`` stores), with the per-document structure
-values beside them."""
+"""The per-document records of an evaluation: what a prediction records about its own run
+(tokens used, latency), and the records as tables: the counts frame that ``compare``'s paired
+bootstrap reads (and ``eval/documents.parquet`` stores), with the per-document structure values
+beside them."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..structure.score import METRICS
@@ -81,3 +83,26 @@ def _scalar(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def latency_ms(pred: Mapping[str, Any] | None) -> float | None:
+    """Milliseconds one prediction's `latency_ms` records (a number >= 0), else None."""
+    value = pred.get("latency_ms") if pred is not None else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:
+    """Tokens one prediction's `usage` records: input + output tokens, else `tokens`."""
+    usage = pred.get("usage") if pred is not None else None
+    if not isinstance(usage, Mapping):
+        return None
+    parts = [usage.get("input_tokens"), usage.get("output_tokens")]
+    numbers = [float(v) for v in parts if isinstance(v, int | float) and not isinstance(v, bool)]
+    if numbers:
+        return sum(numbers)
+    total = usage.get("tokens")
+    if isinstance(total, int | float) and not isinstance(total, bool):
+        return float(total)
+    return None
