@@ -141,6 +141,14 @@ def _json_kind(value: Any) -> str:
 
 def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | _Oversized]]:
     """(line number, raw line) for non-blank lines; an _Oversized for a line over the limit."""
+    for lineno, _, raw in iter_raw_lines(path, hasher):
+        yield lineno, raw
+
+
+def iter_raw_lines(path: Path, hasher: Any) -> Iterator[tuple[int, int, bytes | _Oversized]]:
+    """(line number, byte offset of the line, raw line) for non-blank lines, every byte read
+    fed to `hasher`; an _Oversized for a line over the limit. The UTF-8 BOM of line 1 is
+    dropped (its offset is then 3); a UTF-16 file is refused."""
     try:
         f = path.open("rb")
     except FileNotFoundError:
@@ -150,23 +158,25 @@ def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | _Oversiz
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     with f:
-        lineno = 0
+        lineno = offset = 0
         while True:
             raw = f.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 return
             hasher.update(raw)
             lineno += 1
+            start, offset = offset, offset + len(raw)
             if lineno == 1:
                 if raw.startswith(_UTF16_BOMS):
                     raise InputError(f"{path}: file is UTF-16 encoded; save it as UTF-8")
                 if raw.startswith(_UTF8_BOM):
-                    raw = raw[len(_UTF8_BOM) :]
+                    raw, start = raw[len(_UTF8_BOM) :], len(_UTF8_BOM)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 size = len(raw)
                 while True:  # skip the rest of the over-long line, still hashing it
                     rest = f.readline(1 << 20)
                     hasher.update(rest)
+                    offset += len(rest)
                     size += len(rest) - rest.endswith(b"\n")  # the line end not counted
                     if not rest or rest.endswith(b"\n"):
                         break
@@ -176,10 +186,10 @@ def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | _Oversiz
                             f"without a line end (over the {MAX_LINE_BYTES >> 20} MiB limit; "
                             "an endless stream?)"
                         )
-                yield lineno, _Oversized(raw[:_RECOVER_CHARS], size)
+                yield lineno, start, _Oversized(raw[:_RECOVER_CHARS], size)
                 continue
             if raw.strip():
-                yield lineno, raw
+                yield lineno, start, raw
 
 
 def _decode(raw: bytes | _Oversized) -> str:
