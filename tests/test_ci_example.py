@@ -88,7 +88,10 @@ def base_env(tmp_path: Path, pred: str, baseline: str) -> dict[str, str]:
 
 @pytest.mark.parametrize(
     ("baseline", "pred", "status"),
-    [("pred_baseline.jsonl", "pred_improved.jsonl", 0), ("pred_improved.jsonl", "pred_baseline.jsonl", 1)],
+    [
+        ("pred_baseline.jsonl", "pred_improved.jsonl", 0),
+        ("pred_improved.jsonl", "pred_baseline.jsonl", 1),
+    ],
 )
 def test_the_pull_request_job_fails_on_a_regression_and_writes_the_summary(
     tmp_path: Path, baseline: str, pred: str, status: int
