@@ -59,7 +59,7 @@ def test_the_workflow_has_both_jobs_and_every_command_parses() -> None:
         for s in job["steps"]:
             for args in commands(str(s.get("run", ""))):
                 seen.add(args[0])
-                command = main.commands[args[0]]  # type: ignore[attr-defined]
+                command = main.commands[args[0]]
                 # parses every option and argument as the CLI would (exit 2 on an unknown one)
                 command.make_context(args[0], args[1:], resilient_parsing=False)
     assert seen == {"diff", "score", "promote"}
