@@ -15,12 +15,12 @@ from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 from extract_mlflow import evaluate
 from extract_mlflow.core.text import tex_escape
 from extract_mlflow.errors import InputError, TrackingError
+from extract_mlflow.evaluation.iterations import Iteration
 from extract_mlflow.io.iterations import best_index, find_iterations
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.iterations import (
     BEST_TAG,
     ITERATION_TAG,
-    Iteration,
     IterationLogger,
     IterationsResult,
     log_iteration_dir,
