@@ -252,3 +252,33 @@ def test_no_gold_and_missing_baseline(tmp_path: Path) -> None:
     )
     (folder / "gold.jsonl").unlink()
     assert "no gold" in one_error(tmp_path, str(folder), "--config", CONFIG)
+
+
+def test_every_scoring_option_reaches_the_evaluation(tmp_path: Path) -> None:
+    """--source-key, --approvals, --text-key, --profile and --slice-by: each iteration's
+    diagnostics equal `evaluate` given the same options."""
+    folder = example_copy(tmp_path)
+    approvals = tmp_path / "approvals.csv"
+    approvals.write_text("id,path\nkin-01,title\n", encoding="utf-8")
+    options = {
+        "source_key": "title",
+        "approvals": approvals,
+        "text_key": "output",
+        "profile": "kinetics",
+        "slice_by": ["topic"],
+    }
+    code, _, err = cli(
+        "score-iterations", str(folder), "--config", CONFIG, "--no-log",
+        "--source-key", "title", "--approvals", str(approvals), "--text-key", "output",
+        "--profile", "kinetics", "--slice-by", "topic",
+    )  # fmt: skip
+    assert code == 0, err
+    diagnostics = json.loads((folder / "results" / "diagnostics.json").read_text("utf-8"))
+    expected = evaluate(folder / "gold.jsonl", folder / "iter_3" / "pred.jsonl", CONFIG, **options)  # type: ignore[arg-type]
+    assert diagnostics["last"]["fidelity"] is not None  # --source-key: text fidelity ran
+    assert diagnostics["last"]["fidelity"] == json.loads(json.dumps(expected.to_dict()["fidelity"]))
+    assert diagnostics["last"]["metrics"] == pytest.approx(expected.metrics())
+    code, _, err = cli(
+        "score-iterations", str(folder), "--config", CONFIG, "--no-log", "--profile", "nope"
+    )
+    assert code == 2 and err.startswith("error: "), err  # the option is not dropped

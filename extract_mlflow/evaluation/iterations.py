@@ -86,17 +86,3 @@ def resolve_gold(folder: str | Path, gold: str | Path | None) -> Path:
     if found is None:
         raise InputError(f"{folder}: no gold given and no {Path(folder) / 'gold.jsonl'}")
     return found
-
-
-def score_iterations(
-    folder: str | Path,
-    gold: str | Path | None = None,
-    config: Config | str | Path | Mapping[str, Any] | None = None,
-    *,
-    id_key: str | None = None,
-    **options: Any,
-) -> list[Iteration]:
-    """Score every iteration folder of `folder` against `gold` (default
-    ``<folder>/gold.jsonl``); `options` as for :class:`IterationScorer`."""
-    scorer = IterationScorer(resolve_gold(folder, gold), config, id_key=id_key, **options)
-    return list(scorer.score_folder(folder))
