@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._version import __version__
+from .cli_loop import hints, score_iterations
 from .cli_options import (
     echo_failures,
     emit,
@@ -251,61 +252,6 @@ def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
-@main.command("score-iterations")
-@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--gold",
-    type=click.Path(path_type=Path),
-    help="Gold JSONL (default: FOLDER/gold.jsonl).",
-)
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Scoring config.")
-@click.option("--id-key", help="Key that joins gold and prediction lines.")
-@tracking_options
-@output_options
-@handle_errors
-def score_iterations(
-    folder: Path,
-    gold: Path | None,
-    config_path: Path | None,
-    id_key: str | None,
-    tracking_uri: str | None,
-    experiment: str | None,
-    run_name: str | None,
-    params: dict[str, str],
-    tags: dict[str, str],
-    fmt: str,
-    out: Path | None,
-) -> None:
-    """Score a prompt-optimisation loop: FOLDER holds NN/pred.jsonl (+ NN/prompt.txt) per
-    iteration. Logs one parent run (a metric step per iteration, trend plots, the best prompt)
-    with a child run per iteration."""
-    from .tracking.client import check_reachable, resolve_tracking_uri
-    from .tracking.iterations import log_iteration_dir
-
-    check_reachable(resolve_tracking_uri(tracking_uri))
-    quiet_mlflow()
-    result = log_iteration_dir(
-        folder,
-        gold,
-        config_path,
-        id_key=id_key,
-        tracking_uri=tracking_uri,
-        experiment=experiment,
-        run_name=run_name,
-        params=params,
-        tags=tags,
-    )
-    warning = result.parent.unfinished_warning()
-    if warning is not None:
-        say(f"warning: {warning}")
-    data = result.to_dict()
-    if fmt == "json":
-        text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    else:
-        text = result.to_markdown() if fmt == "md" else result.to_table()
-    emit(text, out)
-
-
 def _render(result: Any, fmt: str) -> str:
     if fmt == "json":
         return str(result.to_json())
@@ -485,6 +431,10 @@ def demo(
         emit(f"```\n{scoreboard(result).rstrip()}\n```\n", out)
     else:
         emit(scoreboard(result), out)
+
+
+main.add_command(score_iterations)
+main.add_command(hints)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -339,3 +339,60 @@ def refuse_unchecked(comparison: Any) -> None:
     """Exit 2 with one line when no check was evaluated: such a verdict asserts nothing."""
     if not comparison.checked:
         _fail(comparison.unchecked_reason())
+
+
+def scoring_options(func: F) -> F:
+    """How predictions are scored: the config and the options of `evaluate` (`score-iterations`;
+    the same options, with the same meaning, as `score`)."""
+    return _stacked(
+        func,
+        [
+            click.option(
+                "--config",
+                "config_path",
+                type=click.Path(path_type=Path),
+                help="Scoring config (TOML or JSON).",
+            ),
+            click.option(
+                "--id-key",
+                help="Key that joins gold and prediction lines (default: the config's id_key, "
+                "else 'id').",
+            ),
+            click.option(
+                "--text-key",
+                help="Prediction key holding a wiki/markdown page (default: the config's "
+                "text_key, else 'output').",
+            ),
+            click.option(
+                "--profile",
+                help="Layout profile of the pages (default: the gold line's topic, else the "
+                "only profile).",
+            ),
+            click.option(
+                "--sources",
+                type=click.Path(path_type=Path),
+                help="Source documents for text fidelity: a folder of <id>.txt/.md/.pdf or a "
+                "JSONL of {id, text}.",
+            ),
+            click.option(
+                "--source-key", help="Gold field holding the source text (instead of --sources)."
+            ),
+            click.option(
+                "--approvals",
+                type=click.Path(path_type=Path),
+                help="CSV or JSONL of (id, path) values a reviewer accepted: their fidelity "
+                "flags are cleared and reported as approved.",
+            ),
+            click.option(
+                "--slice-by",
+                multiple=True,
+                metavar="FIELD",
+                help="Gold attribute to report structure metrics by (repeatable), e.g. layout.",
+            ),
+        ],
+    )
+
+
+SCORING_OPTIONS = ("text_key", "profile", "sources", "source_key", "approvals", "slice_by")
+"""The options of :func:`scoring_options` that are keyword arguments of `evaluate` (besides the
+config and the id key)."""

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("comparison",),
     ("views",),
     ("tracking",),
-    ("cli", "cli_options", "__main__"),
+    ("cli", "cli_options", "cli_loop", "__main__"),
     # extract_mlflow/__init__.py: the public API, lazily exporting from every layer
     ("",),
 ]
