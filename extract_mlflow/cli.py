@@ -7,6 +7,7 @@ stderr, no traceback).
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -401,6 +402,13 @@ def promote(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Example folder (default: the bundled examples/invoices).",
 )
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(path_type=Path),
+    help="Copy the example (gold, predictions, config, README, sources) into this folder to "
+    "start from, and log nothing.",
+)
 @timeout_option
 @output_options
 @handle_errors
@@ -409,11 +417,19 @@ def demo(
     experiment: str,
     model_name: str,
     example_dir: Path | None,
+    export_dir: Path | None,
     fmt: str,
     out: Path | None,
 ) -> None:
     """Log a baseline and an improved run of the bundled invoice example (with prompts),
-    register both as model versions, and print a scoreboard and the command to open the UI."""
+    register both as model versions, and print a scoreboard and the command to open the UI.
+    With --export DIR, copy the example's files into DIR instead."""
+    if export_dir is not None:
+        from .io.examples import export_example
+
+        copied = export_example(export_dir, example_dir)
+        emit(_export_note(export_dir, copied, fmt), out)
+        return
     from .tracking.client import check_reachable, resolve_tracking_uri
     from .tracking.demo import run_demo, scoreboard
 
@@ -431,6 +447,20 @@ def demo(
         emit(f"```\n{scoreboard(result).rstrip()}\n```\n", out)
     else:
         emit(scoreboard(result), out)
+
+
+def _export_note(dest: Path, copied: list[Path], fmt: str) -> str:
+    """What --export copied, and the command that scores the copy."""
+    if fmt == "json":
+        return json.dumps({"exported": [str(p) for p in copied]}, indent=2) + "\n"
+    d = shlex.quote(str(dest))
+    lines = [f"copied {len(copied)} files to {dest}", "next:"]
+    lines.append(
+        f"  extract-mlflow score {d}/gold.jsonl {d}/pred_improved.jsonl "
+        f"--config {d}/config.toml --sources {d}/sources"
+    )
+    text = "\n".join(lines) + "\n"
+    return f"```\n{text}```\n" if fmt == "md" else text
 
 
 main.add_command(score_iterations)
