@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._version import __version__
+from .cli_diff import diff_command
 from .cli_options import (
+    EVALUATE_OPTIONS,
+    config_options,
     echo_failures,
     emit,
     finite_number,
@@ -26,10 +29,12 @@ from .cli_options import (
     read_gates,
     refuse_unchecked,
     say,
+    scored_report,
+    scoring_options,
+    strict_option,
     timeout_option,
     tracking_options,
 )
-from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .report import Report
@@ -59,16 +64,7 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
 @main.command()
 @click.argument("gold", type=click.Path(path_type=Path))
 @click.argument("pred", type=click.Path(path_type=Path))
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="Scoring config (TOML or JSON).",
-)
-@click.option(
-    "--id-key",
-    help="Key that joins gold and prediction lines (default: the config's id_key, else 'id').",
-)
+@config_options
 @click.option(
     "--min-f1",
     type=click.FloatRange(0, 1),
@@ -82,41 +78,9 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     callback=parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
-@click.option(
-    "--text-key",
-    help="Prediction key holding a wiki/markdown page (default: the config's text_key, "
-    "else 'output').",
-)
-@click.option(
-    "--profile",
-    help="Layout profile of the pages (default: the gold line's topic, else the only profile).",
-)
-@click.option(
-    "--sources",
-    type=click.Path(path_type=Path),
-    help="Source documents for text fidelity: a folder of <id>.txt/.md/.pdf or a JSONL of "
-    "{id, text}.",
-)
-@click.option("--source-key", help="Gold field holding the source text (instead of --sources).")
-@click.option(
-    "--approvals",
-    type=click.Path(path_type=Path),
-    help="CSV or JSONL of (id, path) values a reviewer accepted: their fidelity flags are "
-    "cleared and reported as approved.",
-)
-@click.option(
-    "--slice-by",
-    multiple=True,
-    metavar="FIELD",
-    help="Gold attribute to report structure metrics by (repeatable), e.g. layout.",
-)
+@scoring_options
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
-    "has, an unknown unit, a date format that parses no gold value.",
-)
+@strict_option
 @tracking_options
 @click.option(
     "--prompt",
@@ -177,7 +141,7 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
-    report = _scored_report(gold, pred, config_path, strict, _pick(options, _EVALUATE_OPTIONS))
+    report = scored_report(gold, pred, config_path, strict, _pick(options, EVALUATE_OPTIONS))
     failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
@@ -189,16 +153,6 @@ def score(
         sys.exit(EXIT_GATE_FAILED)
 
 
-_EVALUATE_OPTIONS = (
-    "id_key",
-    "text_key",
-    "profile",
-    "sources",
-    "source_key",
-    "approvals",
-    "slice_by",
-)
-"""The options of `score` that are keyword arguments of `evaluate`."""
 _LOG_OPTIONS = (
     "tracking_uri",
     "experiment",
@@ -214,23 +168,6 @@ _LOG_OPTIONS = (
 
 def _pick(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {name: options[name] for name in names}
-
-
-def _scored_report(
-    gold: Path, pred: Path, config_path: Path | None, strict: bool, options: dict[str, Any]
-) -> Report:
-    """`score`'s evaluation (`options`: the keyword arguments of `evaluate`), its config
-    warnings (an error under --strict) and one progress line per page."""
-    from .evaluation.evaluate import evaluate
-
-    report = evaluate(gold, pred, config_path, **options)
-    if strict and report.warnings:
-        raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
-    for warning in report.warnings:
-        say(f"warning: {warning}")
-    for doc in report.layouts:  # pages are few and large: one progress line each
-        say(doc.progress_line())
-    return report
 
 
 def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
@@ -485,6 +422,9 @@ def demo(
         emit(f"```\n{scoreboard(result).rstrip()}\n```\n", out)
     else:
         emit(scoreboard(result), out)
+
+
+main.add_command(diff_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
