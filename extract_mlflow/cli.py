@@ -24,6 +24,7 @@ from .cli_options import (
     gate_options,
     handle_errors,
     output_options,
+    page_output_options,
     parse_field_min,
     quiet_mlflow,
     read_gates,
@@ -246,6 +247,10 @@ def score_iterations(
 def _render(result: Any, fmt: str) -> str:
     if fmt == "json":
         return str(result.to_json())
+    if fmt == "html":
+        from .views.page import comparison_page
+
+        return comparison_page(getattr(result, "comparison", result))
     return str(result.to_markdown() if fmt == "md" else result.to_table())
 
 
@@ -254,7 +259,7 @@ def _render(result: Any, fmt: str) -> str:
 @click.argument("candidate")
 @gate_options
 @timeout_option
-@output_options
+@page_output_options
 @handle_errors
 def compare_command(
     baseline: str,
@@ -278,6 +283,8 @@ def compare_command(
     models:/NAME@ALIAS, prompts:/NAME/VERSION or prompts:/NAME@ALIAS (the evaluation run linked
     to that prompt version). Prints per metric both values, the delta and, for count-based
     metrics, a paired-bootstrap interval and p-value; flipped and most regressed documents.
+    The comparison page (what --format html prints) is logged as eval/comparison.html on
+    CANDIDATE's run.
     Exit 0 when every gate passed, 1 when one failed, 2 for a bad reference, a run that is not
     FINISHED (unless --allow-unfinished), runs scored differently (unless --allow-incomparable),
     no gate evaluated (the report is still printed), a significant gate on fewer than
@@ -345,7 +352,8 @@ def promote(
     """Move --alias to VERSION of registered model NAME (or of prompt prompts:/NAME) only when
     it passes the gates against the version holding the alias now (with no holder, only the
     absolute thresholds apply). VERSION is tagged with the verdict, a summary and the gate
-    criteria either way. Concurrent promotes of one alias are serialised by a lease on NAME and
+    criteria either way, and its run gets the comparison page (eval/comparison.html).
+    Concurrent promotes of one alias are serialised by a lease on NAME and
     re-gated against the actual holder before the alias moves. Exit 0 promoted, 1 a gate failed
     or the promotion was superseded by a concurrent one (alias not moved by it), 2 bad input
     (including a run that is not FINISHED and no gate evaluated) or an unreachable server.

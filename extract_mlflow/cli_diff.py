@@ -25,7 +25,9 @@ from .cli_options import (
 )
 
 if TYPE_CHECKING:
-    from .diffing import Diff
+    from collections.abc import Mapping
+
+    from .diffing import Diff, Sides
 
 EXIT_REGRESSED = 1
 REGRESSED_LINE = "regressed: field_f1/{path} {before} → {after} ({delta}, tolerance {tolerance:g})"
@@ -105,7 +107,7 @@ def diff_command(
         report_a, report_b, tolerance, seed=seed, resamples=resamples,
         labels=(str(pred_a), str(pred_b)),
     )  # fmt: skip
-    sides = _sides(gold, pred_a, pred_b, result, options) if fmt == "html" else None
+    sides = _sides(gold, pred_a, pred_b, result) if fmt == "html" or log_runs else None
     if log_runs:
         _log(result, tracking_uri, experiment, sides)
     emit(render_diff(result, fmt, sides), out)
@@ -124,26 +126,45 @@ def _regressed_line(f: Any, tolerance: float) -> str:
     )
 
 
-def render_diff(result: Diff, fmt: str, sides: Any = None) -> str:
+def render_diff(result: Diff, fmt: str, sides: Mapping[str, Sides] | None = None) -> str:
     """The diff in one of the output formats."""
     if fmt == "json":
         return result.to_json()
+    if fmt == "html":
+        from .views.page import diff_page
+
+        return diff_page(result, sides)
     from .views.diffing import diff_markdown, diff_table
 
     return diff_markdown(result) if fmt == "md" else diff_table(result)
 
 
-def _sides(gold: Path, pred_a: Path, pred_b: Path, result: Diff, options: dict[str, Any]) -> Any:
+def _sides(gold: Path, pred_a: Path, pred_b: Path, result: Diff) -> dict[str, Sides]:
     """The gold and both predictions of each flipped document (for the comparison page)."""
-    return None
+    from .diffing import flip_sides
+    from .io.loading import load_gold, load_predictions
+
+    if not result.flips or result.report_a is None:
+        return {}
+    id_key = result.report_a.config.id_key
+    docs = [load_predictions(p, id_key).docs for p in (pred_a, pred_b)]
+    return flip_sides(result, load_gold(gold, id_key).docs, docs[0], docs[1])
 
 
-def _log(result: Diff, tracking_uri: str | None, experiment: str | None, sides: Any) -> None:
-    """Log both evaluations and the comparison; one stderr line per run."""
+def _log(
+    result: Diff,
+    tracking_uri: str | None,
+    experiment: str | None,
+    sides: Mapping[str, Sides] | None,
+) -> None:
+    """Log both evaluations and the comparison (with its page); one stderr line per run."""
     from .tracking.client import display_uri
-    from .tracking.comparisons import log_diff
+    from .tracking.comparisons import PAGE_ARTIFACT, log_diff
 
     quiet_mlflow()
-    for label, logged in zip(("A", "B"), log_diff(result, tracking_uri, experiment), strict=True):
+    page = {PAGE_ARTIFACT: render_diff(result, "html", sides)}
+    for label, logged in zip(
+        ("A", "B"), log_diff(result, tracking_uri, experiment, page), strict=True
+    ):
         uri = display_uri(logged.tracking_uri)
         say(LOGGED_LINE.format(label=label, run_id=logged.run_id, uri=uri))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -175,6 +175,62 @@ class Diff:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class Sides:
+    """One document as the gold set, A and B hold it (None: no line, or an unreadable one),
+    and for A and B the leaf paths the scorer marked wrong, each with the wrong predicted
+    values (empty for a missing value)."""
+
+    gold: Mapping[str, Any] | None
+    a: Mapping[str, Any] | None
+    b: Mapping[str, Any] | None
+    wrong_a: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    wrong_b: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    id_key: str = "id"
+
+
+def _wrong(report: Report | None, doc_id: str) -> dict[str, tuple[Any, ...]]:
+    out: dict[str, list[Any]] = {}
+    doc = next((d for d in report.documents if d.id == doc_id), None) if report else None
+    for e in doc.errors if doc is not None else ():
+        out.setdefault(e.path, [])
+        if e.got is not None:
+            out[e.path].append(e.got)
+    return {path: tuple(values) for path, values in out.items()}
+
+
+def flip_sides(
+    result: Diff,
+    gold: Mapping[str, Mapping[str, Any]],
+    docs_a: Mapping[str, Mapping[str, Any]],
+    docs_b: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Sides]:
+    """Each flipped document's gold and predictions (documents by id, as read from the
+    files), with what the scorer marked wrong on each side (from the diff's reports)."""
+    id_key = result.report_a.config.id_key if result.report_a is not None else "id"
+    return {
+        f.id: Sides(
+            gold.get(f.id),
+            docs_a.get(f.id),
+            docs_b.get(f.id),
+            _wrong(result.report_a, f.id),
+            _wrong(result.report_b, f.id),
+            id_key,
+        )
+        for f in result.flips
+    }
+
+
+def fields_of(comparison: Comparison) -> tuple[FieldDelta, ...]:
+    """The field F1 rows of a comparison as field deltas (named by their metric key suffix)."""
+    return tuple(
+        FieldDelta(r.metric.removeprefix("field_f1/"), r.metric, r.baseline, r.candidate,
+                   r.interval)
+        for r in comparison.rows
+        if r.metric.startswith("field_f1/")
+    )  # fmt: skip
 
 
 def check_tolerance(tolerance: object) -> float:

@@ -24,17 +24,17 @@ EXAMPLE = ROOT / "examples" / "invoices"
 
 # Three documents, two fields. A: d1 right; d2 `a` wrong; d3 `b` wrong.
 # B: d1 `b` wrong; d2 right; d3 `b` wrong.
-GOLD = [
+GOLD: list[dict[str, Any]] = [
     {"id": "d1", "a": 1, "b": "x"},
     {"id": "d2", "a": 2, "b": "y"},
     {"id": "d3", "a": 3, "b": "z"},
 ]
-PRED_A = [
+PRED_A: list[dict[str, Any]] = [
     {"id": "d1", "a": 1, "b": "x"},
     {"id": "d2", "a": 5, "b": "y"},
     {"id": "d3", "a": 3, "b": "q"},
 ]
-PRED_B = [
+PRED_B: list[dict[str, Any]] = [
     {"id": "d1", "a": 1, "b": "w"},
     {"id": "d2", "a": 2, "b": "y"},
     {"id": "d3", "a": 3, "b": "q"},
@@ -300,3 +300,5 @@ def test_log_writes_both_runs_and_the_diff(
     local = client.download_artifacts(run_b.info.run_id, "eval/diff.json", str(tmp_path))
     logged = json.loads(Path(local).read_text(encoding="utf-8"))
     assert logged == json.loads(invoke(*files, "--format", "json").stdout)
+    page = client.download_artifacts(run_b.info.run_id, "eval/comparison.html", str(tmp_path))
+    assert '<section id="doc-1">' in Path(page).read_text(encoding="utf-8")  # with the sides
