@@ -453,16 +453,23 @@ EVALUATE_OPTIONS = (
 
 
 def scored_report(
-    gold: Path, pred: Path, config_path: Path | None, strict: bool, options: dict[str, Any]
+    gold: Path,
+    pred: Path,
+    config_path: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+    *,
+    warn: bool = True,
 ) -> Report:
     """One evaluation (`options`: the keyword arguments of `evaluate`), its config warnings
-    (an error under --strict) and one progress line per page."""
+    (an error under --strict; not repeated when `warn` is False: a second prediction file of
+    the same gold set and config has the same ones) and one progress line per page."""
     from .evaluation.evaluate import evaluate
 
     report = evaluate(gold, pred, config_path, **options)
     if strict and report.warnings:
         raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
-    for warning in report.warnings:
+    for warning in report.warnings if warn else ():
         say(f"warning: {warning}")
     for doc in report.layouts:  # pages are few and large: one progress line each
         say(doc.progress_line())

@@ -273,6 +273,8 @@ def test_example_swapped_fails_naming_the_fields_in_a_subprocess() -> None:
     assert len(named) == 18
     assert "regressed fields (18)" in proc.stdout
     assert "Traceback" not in proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == len(set(warnings)) == 1  # the config's warning, once
 
 
 def test_diff_is_exported() -> None:
