@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,7 +27,7 @@ from .cli_options import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .diffing import Diff, Sides
+    from .diffing import Diff, FieldDelta, Sides
 
 EXIT_REGRESSED = 1
 REGRESSED_LINE = "regressed: field_f1/{path} {before} → {after} ({delta}, tolerance {tolerance:g})"
@@ -117,10 +117,10 @@ def diff_command(
         sys.exit(EXIT_REGRESSED)
 
 
-def _regressed_line(f: Any, tolerance: float) -> str:
+def _regressed_line(f: FieldDelta, tolerance: float) -> str:
     from .core.text import fmt
 
-    delta = f"{f.delta:+.3f}"
+    delta = "n/a" if f.delta is None else f"{f.delta:+.3f}"
     return REGRESSED_LINE.format(
         path=f.path, before=fmt(f.before), after=fmt(f.after), delta=delta, tolerance=tolerance
     )
