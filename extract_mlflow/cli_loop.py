@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .cli_options import (
-    SCORING_OPTIONS,
+    EVALUATE_OPTIONS,
+    config_options,
     emit,
     handle_errors,
     output_options,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     type=click.Path(path_type=Path),
     help="Gold JSONL (default: FOLDER/gold.jsonl).",
 )
+@config_options
 @scoring_options
 @click.option(
     "--results",
@@ -67,7 +69,7 @@ def score_iterations(folder: Path, gold: Path | None, **options: Any) -> None:
     results = options.pop("results") or folder / "results"
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
         _check_tracking(options)
-    scoring = {k: options.pop(k) for k in SCORING_OPTIONS}
+    scoring = {k: options.pop(k) for k in EVALUATE_OPTIONS if k != "id_key"}
     scorer = IterationScorer(
         resolve_gold(folder, gold),
         options.pop("config_path"),
