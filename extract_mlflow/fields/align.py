@@ -14,7 +14,6 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
-from scipy.optimize import linear_sum_assignment
 
 from .normalize import TEXT, TYPE_ERROR, Comparator
 
@@ -89,6 +88,9 @@ def assign(sim: Similarity, threshold: float) -> Pairs:
         return [(i, j) for i, j in pairs if sim[i][j] > 0 and sim[i][j] >= threshold]
     if sim.size == 0:
         return []
+    # imported here: scipy.optimize takes ~0.2 s to import, and most lists never need it
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(sim, maximize=True)
     keep = (sim[rows, cols] > 0) & (sim[rows, cols] >= threshold)
     return [(int(r), int(c)) for r, c in zip(rows[keep], cols[keep], strict=True)]
