@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -132,12 +133,22 @@ class Run:
     stderr: str
 
 
-def run_measured(cmd: list[str], workdir: Path) -> Run:
-    """Run `cmd` to its end; wall seconds and the peak RSS of that one process (``wait4``)."""
+def run_measured(cmd: list[str], workdir: Path, limit_bytes: int | None = None) -> Run:
+    """Run `cmd` to its end; wall seconds and the peak RSS of that one process (``wait4``).
+
+    `limit_bytes` caps the child's address space (``RLIMIT_AS``): a run too large for the
+    machine fails with a MemoryError instead of pushing every other process out of memory."""
     out, err = workdir / "child.out", workdir / "child.err"
+
+    def limit() -> None:
+        if limit_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
     with out.open("wb") as fo, err.open("wb") as fe:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe)
+        proc = subprocess.Popen(
+            cmd, stdout=fo, stderr=fe, preexec_fn=limit if limit_bytes is not None else None
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -150,6 +161,13 @@ def run_measured(cmd: list[str], workdir: Path) -> Run:
         out.read_text(encoding="utf-8", errors="replace"),
         err.read_text(encoding="utf-8", errors="replace"),
     )
+
+
+def _physical_bytes() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 16 * 2**30
 
 
 def _cli_command() -> list[str]:
@@ -175,21 +193,27 @@ def score_command(gold: Path, pred: Path, out: Path, extra: list[str]) -> list[s
     ]
 
 
-def best_run(cmd: list[str], workdir: Path, repeat: int) -> Run:
-    runs = [run_measured(cmd, workdir) for _ in range(repeat)]
+def best_run(cmd: list[str], workdir: Path, repeat: int, limit_bytes: int | None) -> Run:
+    runs = [run_measured(cmd, workdir, limit_bytes) for _ in range(repeat)]
     ok = [r for r in runs if r.returncode == 0] or runs
     return min(ok, key=lambda r: r.seconds)
 
 
 # -- main -----------------------------------------------------------------------------------
 def bench_size(
-    n: int, gold: Path, pred: Path, repeat: int, extra: list[str], workdir: Path
+    n: int,
+    gold: Path,
+    pred: Path,
+    repeat: int,
+    extra: list[str],
+    workdir: Path,
+    limit_bytes: int | None = None,
 ) -> dict[str, Any]:
     floor_cmd = [sys.executable, str(Path(__file__).resolve()), "--floor", str(gold), str(pred)]
-    fl = best_run(floor_cmd, workdir, repeat)
+    fl = best_run(floor_cmd, workdir, repeat, limit_bytes)
     inner = json.loads(fl.stdout) if fl.returncode == 0 else {}
     report = workdir / f"report-{n}.json"
-    sc = best_run(score_command(gold, pred, report, extra), workdir, repeat)
+    sc = best_run(score_command(gold, pred, report, extra), workdir, repeat, limit_bytes)
     micro = None
     if sc.returncode == 0:
         with report.open(encoding="utf-8") as f:
@@ -215,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", help="passed to `score --workers` when given")
     ap.add_argument("--engine", help="passed to `score --engine` when given")
     ap.add_argument("--keep", type=Path, help="write the sets here and keep them")
+    ap.add_argument(
+        "--limit-gb",
+        type=float,
+        default=round(0.6 * _physical_bytes() / 2**30, 1),
+        help="address-space cap of each measured process, GB (60%% of RAM; 0: none)",
+    )
     ap.add_argument("--floor", nargs=2, metavar=("GOLD", "PRED"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -232,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs;"
         f" score extra options: {' '.join(extra) or '(none)'}; best of {args.repeat}"
     )
+    limit = int(args.limit_gb * 2**30) if args.limit_gb > 0 else None
+    print(f"each process capped at {args.limit_gb:g} GB of address space" if limit else "no cap")
     tmp = None if args.keep else tempfile.mkdtemp(prefix="bench_scale_")
     root = args.keep or Path(tmp)  # type: ignore[arg-type]
     try:
@@ -244,11 +276,11 @@ def main(argv: list[str] | None = None) -> int:
             f" {'KB/doc':>8} {'x floor':>9}"
         )
         for n in sizes:
-            res = bench_size(n, *files[n], args.repeat, extra, root)
+            res = bench_size(n, *files[n], args.repeat, extra, root, limit)
             fl, sc = res["floor"], res["score"]
-            ratio = sc.seconds / fl.seconds if fl.seconds > 0 else float("nan")
+            ok = fl.returncode == sc.returncode == 0 and fl.seconds > 0
             print(_row("floor", n, fl, ""))
-            print(_row("score", n, sc, f"{ratio:.2f}x"))
+            print(_row("score", n, sc, f"{sc.seconds / fl.seconds:.2f}x" if ok else "-"))
             inner = res["floor_inner"]
             if inner:
                 print(

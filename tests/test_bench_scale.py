@@ -69,6 +69,13 @@ print(json.dumps([big.returncode, big.peak_rss_mb, small.returncode, small.peak_
     assert big_mb >= 200 > small_mb
 
 
+def test_run_measured_caps_the_address_space(tmp_path: Path) -> None:
+    grab = [sys.executable, "-c", "x = bytearray(1024 * 2**20)"]
+    capped = bench_scale.run_measured(grab, tmp_path, limit_bytes=512 * 2**20)
+    assert capped.returncode == 1 and "MemoryError" in capped.stderr
+    assert bench_scale.run_measured(grab, tmp_path).returncode == 0
+
+
 def test_tiny_run_prints_both_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_scale.main(["--sizes", "40"]) == 0
     out = capsys.readouterr().out
