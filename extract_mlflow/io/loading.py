@@ -151,6 +151,13 @@ def _fast_object(raw: bytes) -> dict[str, Any] | None:
     return value
 
 
+def gold_object(raw: bytes | _Oversized) -> dict[str, Any]:
+    """One gold line as a JSON object (the fast path when it reads the line as the checked
+    path would), or _LineError saying what is wrong with it."""
+    doc = _fast_object(raw) if type(raw) is bytes else None
+    return doc if doc is not None else parse_object(_decode(raw))
+
+
 def _check_object(value: Any, text: str) -> dict[str, Any]:
     """The parsed value if it is a JSON object of sane depth, else _LineError."""
     if not isinstance(value, dict):
@@ -259,9 +266,7 @@ def load_gold(path: str | Path, id_key: str = "id") -> GoldSet:
     first_line: dict[str, int] = {}
     for lineno, raw in _iter_lines(p, hasher):
         try:
-            doc = _fast_object(raw) if type(raw) is bytes else None
-            if doc is None:
-                doc = parse_object(_decode(raw))
+            doc = gold_object(raw)
             doc_id = _doc_id(doc, id_key)
         except _LineError as exc:
             raise InputError(f"{p}:{lineno}: {exc}") from None

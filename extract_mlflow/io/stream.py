@@ -34,14 +34,13 @@ import numpy as np
 from ..errors import InputError
 from .loading import (
     MAX_LINE_BYTES,
-    _decode,
     _doc_id,
     _LineError,
     _Oversized,
     _read_prediction,
     _sha256,
+    gold_object,
     iter_raw_lines,
-    parse_object,
 )
 
 _Line = tuple[int, int, "bytes | _Oversized"]
@@ -142,7 +141,7 @@ class JoinedStream:
 
     def _gold(self, lineno: int, raw: bytes | _Oversized) -> tuple[dict[str, Any], str]:
         try:
-            doc = parse_object(_decode(raw))
+            doc = gold_object(raw)
             return doc, _doc_id(doc, self.id_key)
         except _LineError as exc:
             self._check_gold_duplicates(len(self._gold_hashes))  # an earlier defect wins
@@ -174,7 +173,7 @@ class JoinedStream:
     def _gold_id_at(self, f: IO[bytes], offset: int) -> str:
         f.seek(offset)
         raw = f.readline(MAX_LINE_BYTES + 1)
-        return _doc_id(parse_object(_decode(raw.removeprefix(b"\xef\xbb\xbf"))), self.id_key)
+        return _doc_id(gold_object(raw.removeprefix(b"\xef\xbb\xbf")), self.id_key)
 
     # -- predictions -------------------------------------------------------------------------
 
