@@ -115,7 +115,8 @@ def test_console_output_is_what_the_command_prints(
     argv: list[str], shown: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
-    assert squeeze(run_cli(argv)) == squeeze(shown)
+    printed = run_cli(argv)
+    assert squeeze(printed) == squeeze(shown), f"the command now prints:\n{printed}"
 
 
 # -- page by page ---------------------------------------------------------------------------
