@@ -1,12 +1,13 @@
 """Retake the README's MLflow UI screenshots from the current code and the installed MLflow.
 
-    python docs/screenshots.py                 # writes docs/mlflow-ui-*.png
+    python docs/screenshots.py                 # writes docs/mlflow-ui-*.png, comparison-page.png
     python docs/screenshots.py --out /tmp/shots --chromium /usr/bin/chromium
 
 Starts a real ``mlflow server`` on 127.0.0.1 (a free port, a temporary SQLite store and
 artifact folder, its own process group), logs the demo into it with ``extract-mlflow demo
 --tracking-uri``, and photographs MLflow's single-page app with headless Chromium
-(``--virtual-time-budget`` lets the app fetch and render before the shot). The whole process
+(``--virtual-time-budget`` lets the app fetch and render before the shot); then the comparison
+page that ``extract-mlflow diff --format html`` writes for the invoice example. The whole process
 group of the server is stopped afterwards, whatever happens. Nothing but 127.0.0.1 is
 contacted. See docs/screenshots.md for what each picture must show.
 """
@@ -41,10 +42,12 @@ WINDOW = (1500, 950)
 
 @dataclass(frozen=True)
 class Shot:
-    """One picture: its file name and the UI route (after ``#``) given the experiment id."""
+    """One picture: its file name, the UI route (after ``#``, given the experiment id) or the
+    local file it shows, and the window size."""
 
     name: str
     route: str
+    window: tuple[int, int] = WINDOW
 
 
 SHOTS = (
@@ -53,7 +56,11 @@ SHOTS = (
     Shot("mlflow-ui-field-charts.png", "/experiments/{exp}/runs?compareRunsMode=CHART"),
     # the evaluation-runs list: both runs with their dataset and metric columns
     Shot("mlflow-ui-evaluation-runs.png", "/experiments/{exp}/evaluation-runs"),
+    # `extract-mlflow diff --format html` of the invoice example, baseline -> improved (a
+    # self-contained page, opened as a file; no server involved)
+    Shot("comparison-page.png", "comparison.html", (1000, 1300)),
 )
+EXAMPLE = DOCS.parent / "examples" / "invoices"
 
 
 def free_port() -> int:
@@ -141,7 +148,19 @@ def experiment_id(uri: str, name: str) -> str:
     return str(json.loads(body)["experiment"]["experiment_id"])
 
 
-def screenshot(chromium: str, url: str, out: Path, profile: Path, budget_ms: int) -> None:
+def comparison_page(out: Path) -> Path:
+    """The comparison page of the invoice example (baseline -> improved), written to `out`."""
+    cmd = [sys.executable, "-m", "extract_mlflow", "diff", "gold.jsonl"]
+    cmd += ["pred_baseline.jsonl", "pred_improved.jsonl", "--config", "config.toml"]
+    cmd += ["--format", "html", "--out", str(out)]
+    # run in the example folder so that the page names the files, not a path on this machine
+    subprocess.run(cmd, check=True, cwd=EXAMPLE, timeout=300)
+    return out
+
+
+def screenshot(
+    chromium: str, url: str, out: Path, profile: Path, budget_ms: int, window: tuple[int, int]
+) -> None:
     """One headless Chromium screenshot of `url` at the window size, into `out`."""
     cmd = [
         chromium,
@@ -155,7 +174,7 @@ def screenshot(chromium: str, url: str, out: Path, profile: Path, budget_ms: int
         "--hide-scrollbars",
         f"--user-data-dir={profile}",
         f"--host-resolver-rules=MAP {HOST} 127.0.0.1",
-        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+        f"--window-size={window[0]},{window[1]}",
         f"--virtual-time-budget={budget_ms}",
         f"--screenshot={out}",
         url,
@@ -178,10 +197,15 @@ def main(argv: list[str] | None = None) -> int:
             demo = [sys.executable, "-m", "extract_mlflow", "demo", "--tracking-uri", uri]
             subprocess.run(demo, check=True, cwd=root, timeout=600)
             exp = experiment_id(uri, EXPERIMENT)
+            base = uri.replace("127.0.0.1", HOST)
             for shot in SHOTS:
-                url = f"{uri.replace('127.0.0.1', HOST)}/#{shot.route.format(exp=exp)}"
+                if shot.route.endswith(".html"):
+                    url = comparison_page(root / shot.route).as_uri()
+                else:
+                    url = f"{base}/#{shot.route.format(exp=exp)}"
                 target = args.out / shot.name
-                screenshot(args.chromium, url, target, root / "chromium", args.budget_ms)
+                profile = root / "chromium"
+                screenshot(args.chromium, url, target, profile, args.budget_ms, shot.window)
                 print(f"{target}  <-  {url}")
     return 0
 

@@ -1,6 +1,6 @@
-"""docs/screenshots.py retakes the README's MLflow UI pictures: the names it writes are the ones
-the README shows, and (slow, needs Chromium) a full take writes both PNGs at the window size and
-leaves no server process behind."""
+"""docs/screenshots.py retakes the README's pictures (MLflow UI, comparison page): the names it
+writes are the ones the README shows, and (slow, needs Chromium) a full take writes every PNG at
+its window size and leaves no server process behind."""
 
 from __future__ import annotations
 
@@ -37,14 +37,14 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def test_the_script_takes_the_pictures_the_readme_shows() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = set(re.findall(r"\]\(docs/(mlflow-ui-[\w-]+\.png)\)", readme))
-    taken = {shot.name for shot in load_script().SHOTS}
-    assert shown and shown == taken
-    for name in shown:
-        assert png_size(ROOT / "docs" / name) == load_script().WINDOW
+    shown = set(re.findall(r"!\[[^\]]*\]\(docs/([\w-]+\.png)\)", readme))
+    shots = {shot.name: shot for shot in load_script().SHOTS}
+    assert shown and shown == set(shots)
+    for name, shot in shots.items():
+        assert png_size(ROOT / "docs" / name) == shot.window
     assert "docs/screenshots.py" in readme
     documented = (ROOT / "docs" / "screenshots.md").read_text(encoding="utf-8")
-    assert all(f"`{name}`" in documented for name in taken)
+    assert all(f"`{name}`" in documented for name in shots)
 
 
 def _processes_with(text: str) -> list[int]:
@@ -62,7 +62,7 @@ def _processes_with(text: str) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
-def test_a_full_take_writes_both_pngs_and_stops_the_server(
+def test_a_full_take_writes_every_png_and_stops_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = load_script()
@@ -77,7 +77,7 @@ def test_a_full_take_writes_both_pngs_and_stops_the_server(
     assert script.main(["--out", str(tmp_path), "--chromium", str(CHROMIUM)]) == 0
     for shot in script.SHOTS:
         path = tmp_path / shot.name
-        assert png_size(path) == script.WINDOW
+        assert png_size(path) == shot.window
         assert path.stat().st_size > 50_000, f"{shot.name} looks blank"
     (port,) = ports
     assert _processes_with(f"--port {port} ") == []
