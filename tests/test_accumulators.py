@@ -25,6 +25,7 @@ from extract_mlflow.evaluation.accumulator import (
     TypeSamples,
 )
 from extract_mlflow.evaluation.config_checks import ConfigUse, config_warnings
+from extract_mlflow.evaluation.field_counts import FieldCounts
 from extract_mlflow.fidelity.score import FidelityAccumulator
 from extract_mlflow.fields.normalize import Comparators
 from extract_mlflow.fields.scorer import FieldState
@@ -124,9 +125,11 @@ def test_type_samples_keep_the_smallest_id_per_counted_path(
     """Offered a document's counts in any document order, a path's sample is the smallest
     document id where the path counts a gold value (tp + fn > 0)."""
     ids = [f"doc-{i:02d}" for i in range(len(counts))]
-    samples = TypeSamples()
+    field_counts = FieldCounts()
+    field_counts.state.types_seen.add(("typed", "number"))  # read as a type: needs no sample
     for i in data.draw(st.permutations(range(len(counts)))):
-        samples.offer_counted(ids[i], {"n": i}, counts[i])
+        field_counts.offer_counted(ids[i], {"n": i}, {"typed": [1, 0, 0], **counts[i]})
+    samples = field_counts.samples
     want: dict[str, str] = {}
     for doc_id, c in zip(ids, counts, strict=True):
         for path, (tp, _, fn) in c.items():

@@ -192,11 +192,15 @@ class Inputs:
 
 @dataclass
 class _Tools:
-    """The working objects of a part (caches, compiled rules): rebuilt, never merged."""
+    """The working objects of a part (caches, compiled rules) and the config values read for
+    every document: rebuilt from the setup, never merged."""
 
     scorer: FieldScorer
     fidelity: FidelityTools | None
     pages: bool
+    """a document may be a page or have a layout profile (else no page check at all)"""
+    text_key: str
+    slice_by: tuple[str, ...]
 
 
 _POSITION = attrgetter("position")
@@ -244,41 +248,42 @@ class Evaluation:
             skip = (cfg.text_key, *setup.family_keys)
             fidelity = self.fidelity.tools(Comparators(cfg), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
-        self._tools = _Tools(scorer, fidelity, pages)
+        slice_by = tuple(cfg.structure.slice_by)
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
     def update(self, doc: DocumentInput) -> DocumentResult:
         """Score one gold document into this part; its record (the field family's)."""
-        if doc.position in self.positions:
-            raise ValueError(f"document position {doc.position} was already scored")
+        position, doc_id, gold, pred, _, source = doc
+        if position in self.positions:
+            raise ValueError(f"document position {position} was already scored")
         tools = self._tools or self._build_tools()
-        cfg = self.setup.config
         record = self._record(doc, tools)
         if self.config_use is not None:
-            self.config_use.update(doc.gold)
+            self.config_use.update(gold)
         if self.fidelity is not None and tools.fidelity is not None:
-            self.fidelity.update(
-                doc.position, doc.id, doc.gold, doc.pred, doc.source, tools.fidelity
-            )
+            self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
         if self.structure is not None:
-            structure = score_document(doc.id, doc.gold, doc.pred, cfg.structure)
-            self.structure.append((doc.position, structure))
-        self.positions.add(doc.position)
+            structure = score_document(doc_id, gold, pred, self.setup.config.structure)
+            self.structure.append((position, structure))
+        self.positions.add(position)
         self.documents.append(record)
         return record
 
     def _record(self, doc: DocumentInput, tools: _Tools) -> DocumentResult:
         """The field counts of one document (a page is scored on its rows), with its layout,
         tokens, latency and slice attributes."""
-        cfg, gold_doc, pred_doc = self.setup.config, doc.gold, doc.pred
+        position, doc_id, gold_doc, pred_doc, failure, _ = doc
         prep: Prepared | None = None  # most documents are plain JSON: no page, no profile
-        if tools.pages or (pred_doc is not None and cfg.text_key in pred_doc):
+        if tools.pages or (pred_doc is not None and tools.text_key in pred_doc):
             notes: list[str] = []
-            prep = prepare_document(gold_doc, pred_doc, cfg, self.setup.profile, notes)
-            self.notes.extend((doc.position, n) for n in notes)
+            prep = prepare_document(
+                gold_doc, pred_doc, self.setup.config, self.setup.profile, notes
+            )
+            self.notes.extend((position, n) for n in notes)
         gold, pred = (prep.gold, prep.pred) if prep is not None else (gold_doc, pred_doc)
-        if doc.failure is not None:
+        if failure is not None:
             acc = DocCounts()
             tools.scorer.expand_gold(gold, PARSE_FAILURE, acc)
             status = "parse_failure"
@@ -292,16 +297,18 @@ class Evaluation:
                 prep.rows_gold,
                 prep.rows_pred,
             )
-        if cfg.structure.slice_by:
-            record.attributes = {a: lookup(gold_doc, a) for a in cfg.structure.slice_by}
+        if tools.slice_by:
+            record.attributes = {a: lookup(gold_doc, a) for a in tools.slice_by}
         if pred_doc is not None and ("usage" in pred_doc or "latency_ms" in pred_doc):
             record.tokens, record.latency_ms = usage_tokens(pred_doc), latency_ms(pred_doc)
-        self.fields.add(record)
+        fields = self.fields
+        fields.add(record)
         if prep is not None and prep.gold is not gold_doc:  # its other gold keys: attributes
-            paths = {leaf.path for leaf in document_leaves(gold_doc, {cfg.id_key})}
-            self.fields.samples.offer(doc.id, gold_doc, paths)
+            id_key = self.setup.config.id_key
+            paths = {leaf.path for leaf in document_leaves(gold_doc, {id_key})}
+            fields.samples.offer(doc_id, gold_doc, paths)
         else:  # every gold leaf is counted TP or FN: "has a gold value" is tp + fn > 0
-            self.fields.samples.offer_counted(doc.id, gold_doc, acc.counts)
+            fields.offer_counted(doc_id, gold_doc, acc.counts)
         return record
 
     # -- merging -------------------------------------------------------------------------

@@ -72,10 +72,6 @@ class TypeSamples:
 
     first: dict[str, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
 
-    ceiling: str = ""
-    """no kept document id is above it (a bound: documents above it with known paths only
-    change nothing, the common case when documents come in id order)"""
-
     def offer(self, doc_id: str, gold: Mapping[str, Any], paths: Iterable[str]) -> None:
         """`gold` (document `doc_id`) has a gold value at each of `paths`."""
         first = self.first
@@ -83,16 +79,6 @@ class TypeSamples:
             have = first.get(path)
             if have is None or doc_id < have[0]:
                 first[path] = (doc_id, gold)
-                if doc_id > self.ceiling:
-                    self.ceiling = doc_id
-
-    def offer_counted(
-        self, doc_id: str, gold: Mapping[str, Any], counts: Mapping[str, list[int]]
-    ) -> None:
-        """:meth:`offer` for the paths counted TP or FN in `counts` (a document's counts)."""
-        if doc_id > self.ceiling and self.first.keys() >= counts.keys():
-            return  # every path has a sample from a smaller id
-        self.offer(doc_id, gold, [p for p, c in counts.items() if c[0] or c[2]])
 
     def merge(self, other: TypeSamples) -> None:
         for path, (doc_id, gold) in other.first.items():
@@ -132,6 +118,9 @@ class FieldCounts:
     limits: dict[str, str] = field(default_factory=dict)
     """per field with a full reservoir, the document id of its largest kept key (derived from
     :attr:`examples`: a document from that id up adds nothing)"""
+    typed: set[str] = field(default_factory=set)
+    """the paths of :attr:`state`'s ``types_seen`` (derived; refreshed when it grows)"""
+    typed_seen: int = 0
 
     def add(self, record: DocumentResult) -> None:
         """Count one document's record (the scorer has already updated :attr:`state`)."""
@@ -157,6 +146,20 @@ class FieldCounts:
                     box = examples[e.path] = Smallest(EXAMPLES_PER_FIELD)
                 if box.offer((doc_id, i), e) and len(box.items) == box.k:
                     limits[e.path] = box.items[-1][0][0]
+
+    def offer_counted(
+        self, doc_id: str, gold: Mapping[str, Any], counts: Mapping[str, list[int]]
+    ) -> None:
+        """Offer `gold` as the type sample of the paths it counts TP or FN at (`counts`: its
+        counts per path). A path already read as a type needs no sample: it is never labelled
+        from one, whatever is merged later (the union only grows)."""
+        seen = self.state.types_seen
+        if len(seen) != self.typed_seen:
+            self.typed = {path for path, _ in seen}
+            self.typed_seen = len(seen)
+        untyped = counts.keys() - self.typed
+        if untyped:
+            self.samples.offer(doc_id, gold, [p for p in untyped if counts[p][0] or counts[p][2]])
 
     def merge(self, other: FieldCounts) -> None:
         """Add `other`'s statistics to these (`other` is left as it is)."""
