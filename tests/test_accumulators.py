@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow.config import Config, FidelityConfig
+from extract_mlflow.core.counts import Counts
 from extract_mlflow.core.paths import document_leaves
 from extract_mlflow.evaluation.accumulator import (
     DocumentInput,
@@ -28,8 +29,9 @@ from extract_mlflow.evaluation.config_checks import ConfigUse, config_warnings
 from extract_mlflow.evaluation.field_counts import FieldCounts
 from extract_mlflow.fidelity.score import FidelityAccumulator
 from extract_mlflow.fields.normalize import Comparators
-from extract_mlflow.fields.scorer import FieldState
+from extract_mlflow.fields.scorer import ErrorRecord, FieldState
 from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
+from extract_mlflow.report import DocumentResult
 
 
 # -- Smallest -------------------------------------------------------------------------------
@@ -137,6 +139,47 @@ def test_type_samples_keep_the_smallest_id_per_counted_path(
                 want.setdefault(path, doc_id)
     assert {p: first[0] for p, first in samples.first.items()} == want
     assert all(samples.first[p][1] == {"n": ids.index(d)} for p, d in want.items())
+
+
+def _record(doc_id: str, *errors: tuple[str, str]) -> DocumentResult:
+    mistakes = [ErrorRecord(path, category, doc_id) for path, category in errors]
+    return DocumentResult(doc_id, "scored", Counts(0, 0, len(mistakes)), {}, mistakes)
+
+
+def test_fold_offers_until_every_field_is_closed() -> None:
+    """A batch in id order skips a field once its reservoir is closed, and stops only when
+    every field it touches is closed: a field with few mistakes still gets its late ones."""
+    counts = FieldCounts()
+    two = (("a", "missing"), ("a", "wrong_value"))
+    for record in (
+        _record("d6", *two),
+        _record("d3", *two),
+        _record("d1", ("b", "missing")),
+        _record("d2", *two),
+        _record("d8", ("b", "hallucinated"), ("a", "missing")),
+        _record("d5", *two),
+        _record("d4", *two),
+    ):
+        counts.add(record)
+    counts.fold()
+    kept = {p: [(k, e.category) for k, e in box.items] for p, box in counts.examples.items()}
+    assert kept["a"] == [
+        (("d2", 0), "missing"),
+        (("d2", 1), "wrong_value"),
+        (("d3", 0), "missing"),
+        (("d3", 1), "wrong_value"),
+        (("d4", 0), "missing"),
+    ]
+    assert kept["b"] == [(("d1", 0), "missing"), (("d8", 0), "hallucinated")]  # after "a" closed
+    assert counts.tally == Counter(
+        {
+            ("a", "missing"): 6,
+            ("a", "wrong_value"): 5,
+            ("b", "missing"): 1,
+            ("b", "hallucinated"): 1,
+        }
+    )
+    assert counts.pending == []
 
 
 # -- the other side states ------------------------------------------------------------------

@@ -193,6 +193,22 @@ def test_the_cases_cover_every_family() -> None:
 
 
 @pytest.mark.parametrize("case", sorted(ARGS))
+def test_examples_are_the_first_mistakes_by_document_id(case: str) -> None:
+    """The reservoirs against the plain definition: per field, the first five mistakes of the
+    documents taken in id order, each document's mistakes in its order."""
+    report = expected(case)
+    want: dict[str, list[dict[str, Any]]] = {}
+    for d in sorted(report.documents, key=lambda d: d.id):
+        for e in d.errors:
+            shown = want.setdefault(e.path, [])
+            if len(shown) < 5:
+                shown.append(
+                    {"id": d.id, "category": e.category, "expected": e.expected, "got": e.got}
+                )
+    assert {p: f.examples for p, f in report.fields.items() if f.examples} == want
+
+
+@pytest.mark.parametrize("case", sorted(ARGS))
 def test_one_pass_is_what_evaluate_returns(case: str) -> None:
     """The Evaluation driven part by part is the evaluation `evaluate` runs."""
     args = ARGS[case]()
@@ -211,7 +227,19 @@ def test_any_partition_merges_to_the_one_pass_result(case: str, data: st.DataObj
         data.draw(st.permutations([d for d, o in zip(docs, owner, strict=True) if o == i]))
         for i in range(k)
     ]
-    runs = [one_pass(setup, part) for part in parts]
+    # the mistakes are folded into the reservoirs in batches: at the end (result), or also
+    # within a part and before merging (as a streaming caller would before dropping them)
+    folds = data.draw(st.sets(st.integers(0, len(docs))), label="fold after")
+    runs = []
+    for part in parts:
+        run = Evaluation(setup)
+        for n, d in enumerate(part):
+            run.update(d)
+            if n in folds:
+                run.fields.fold()
+        if data.draw(st.booleans(), label="a result before merging"):
+            run.result(inputs)
+        runs.append(run)
     order = data.draw(st.permutations(range(k)), label="merge order")
     if data.draw(st.booleans(), label="tree"):  # ((a + b) + (c + d)): associativity
         half = len(order) // 2 or 1

@@ -15,7 +15,7 @@ import bisect
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Generic, TypeVar
 
 from ..core.counts import Counts
@@ -28,6 +28,7 @@ K = TypeVar("K")
 T = TypeVar("T")
 
 _KEY = itemgetter(0)
+_ID = attrgetter("id")
 
 
 @dataclass
@@ -108,16 +109,21 @@ def _example(key: tuple[str, int], e: ErrorRecord) -> dict[str, Any]:
 
 @dataclass
 class FieldCounts:
-    """The field counts of a set of documents, as mergeable statistics (see the module)."""
+    """The field counts of a set of documents, as mergeable statistics (see the module).
+
+    The mistakes of the records are tallied and offered to the reservoirs in batches
+    (:meth:`fold`): the records added since the last fold wait in :attr:`pending` (references
+    to records the evaluation keeps anyway), so the pass itself does no per-mistake work, and a
+    batch in id order stops offering a field's mistakes once its reservoir is closed. A caller
+    that drops the records' mistakes (a streaming pass) folds before dropping them."""
 
     totals: dict[str, list[int]] = field(default_factory=dict)
     tally: Counter[tuple[str, str]] = field(default_factory=Counter)
     state: FieldState = field(default_factory=FieldState)
     examples: dict[str, Smallest[tuple[str, int], ErrorRecord]] = field(default_factory=dict)
     samples: TypeSamples = field(default_factory=TypeSamples)
-    limits: dict[str, str] = field(default_factory=dict)
-    """per field with a full reservoir, the document id of its largest kept key (derived from
-    :attr:`examples`: a document from that id up adds nothing)"""
+    pending: list[DocumentResult] = field(default_factory=list)
+    """records with mistakes not folded into :attr:`tally` and :attr:`examples` yet"""
     typed: set[str] = field(default_factory=set)
     """the paths of :attr:`state`'s ``types_seen`` (derived; refreshed when it grows)"""
     typed_seen: int = 0
@@ -133,19 +139,39 @@ class FieldCounts:
                 t[0] += tp
                 t[1] += fp
                 t[2] += fn
-        errors = record.errors
-        if errors:
-            self.tally.update((e.path, e.category) for e in errors)  # counted in C
-            examples, limits, doc_id = self.examples, self.limits, record.id
-            for i, e in enumerate(errors):
-                limit = limits.get(e.path)
-                if limit is not None and doc_id >= limit:
-                    continue  # the field's reservoir is full of smaller keys
-                box = examples.get(e.path)
+        if record.errors:
+            self.pending.append(record)
+
+    def fold(self) -> None:
+        """Tally the pending records' mistakes and offer them to the field reservoirs, keyed
+        (document id, index in the document). The batch goes in id order, so a field is closed
+        once its reservoir is full of keys below the current document: its later mistakes are
+        skipped, and the batch stops when every field it touches is closed."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        batch = Counter((e.path, e.category) for d in pending for e in d.errors)  # in C
+        self.tally.update(batch)
+        paths = {path for path, _ in batch}
+        closed: set[str] = set()
+        examples = self.examples
+        for d in sorted(pending, key=_ID):
+            doc_id = d.id
+            for i, e in enumerate(d.errors):
+                path = e.path
+                if path in closed:
+                    continue
+                box = examples.get(path)
                 if box is None:
-                    box = examples[e.path] = Smallest(EXAMPLES_PER_FIELD)
-                if box.offer((doc_id, i), e) and len(box.items) == box.k:
-                    limits[e.path] = box.items[-1][0][0]
+                    box = examples[path] = Smallest(EXAMPLES_PER_FIELD)
+                elif len(box.items) == box.k and box.items[-1][0][0] < doc_id:
+                    closed.add(path)
+                    continue
+                box.offer((doc_id, i), e)
+                if len(box.items) == box.k and box.items[-1][0][0] == doc_id:
+                    closed.add(path)  # later keys: this document's next mistakes, larger ids
+            if len(closed) == len(paths):
+                break
 
     def offer_counted(
         self, doc_id: str, gold: Mapping[str, Any], counts: Mapping[str, list[int]]
@@ -171,15 +197,14 @@ class FieldCounts:
         self.tally.update(other.tally)
         self.state.merge(other.state)
         for path, box in other.examples.items():
-            mine = self.examples.setdefault(path, Smallest(box.k))
-            mine.merge(box)
-            if len(mine.items) == mine.k:
-                self.limits[path] = mine.items[-1][0][0]
+            self.examples.setdefault(path, Smallest(box.k)).merge(box)
+        self.pending.extend(other.pending)
         self.samples.merge(other.samples)
 
     def fields(self, comparators: Comparators, id_key: str) -> dict[str, FieldResult]:
         """Every field in path order: its type label, counts, mistakes by category and first
         mistakes (documents in id order, mistakes in document order)."""
+        self.fold()
         types = self._types(comparators, id_key)
         out: dict[str, FieldResult] = {}
         tally = self.tally
