@@ -3,11 +3,15 @@
 ::
 
     ExtractMlflowError            base: every error this package raises on purpose
-    ├── InputError                a gold/prediction/source file or a run ref that cannot be used
-    │   └── IncomparableRunsError two runs scored differently (comparison.py; --allow-incomparable)
+    ├── InputError                a gold, prediction, source or approvals file, or a run ref,
+    │   │                         that cannot be used
+    │   └── IncomparableRunsError two runs scored differently (defined in
+    │                             extract_mlflow.comparison; --allow-incomparable)
     ├── ConfigError               a config or gates file that does not validate
     ├── TrackingError             the tracking server or store cannot be reached or refuses
-    └── GateError                 a gate definition that cannot be evaluated
+    └── GateError                 a verdict the gates cannot give honestly: a significant gate
+                                  on too few paired documents (comparison.check_significance),
+                                  a promotion resting on no evaluated check (tracking.promote)
 
 The CLI turns any of them into one line on stderr and exit code 2. Failing a gate is not an
 error: it is a result (exit code 1).
@@ -33,4 +37,5 @@ class TrackingError(ExtractMlflowError):
 
 
 class GateError(ExtractMlflowError):
-    """A gate cannot be evaluated as written."""
+    """The gates cannot give an honest verdict (too few paired documents for a significant
+    gate, or no check evaluated at all)."""

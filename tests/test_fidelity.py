@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from extract_mlflow.config import Config, FidelityConfig, FieldRule
 from extract_mlflow.errors import InputError
-from extract_mlflow.fidelity.approvals import load_approvals
+from extract_mlflow.fidelity.approvals import approvals_from_rows, load_approvals
 from extract_mlflow.fidelity.score import (
     FidelitySummary,
     fidelity_signature,
@@ -477,6 +477,27 @@ def test_load_approvals_from_csv_and_jsonl(tmp_path: Path) -> None:
         '{"id": 0, "path": "y"}\n'
     )
     assert load_approvals(jsonl) == {("7", "notes"): "fine", ("b", "x"): None, ("0", "y"): None}
+
+
+def test_approvals_from_rows_is_the_pure_half(tmp_path: Path) -> None:
+    """Reading the file (io.sources.read_approvals) and making approvals of its rows are two
+    steps; rows from anywhere else (a database, a form) give the same approvals."""
+    from extract_mlflow.io.sources import read_approvals
+
+    rows: list[tuple[str, dict[str, Any]]] = [
+        ("row 1", {"id": 7, "path": "items[].x", "note": ""}),
+        ("row 2", {"id": "b", "path": "y"}),
+    ]
+    assert approvals_from_rows(rows) == {("7", "items.x"): None, ("b", "y"): None}
+    with pytest.raises(InputError, match=r"^form, row 3: 'path' must be"):
+        approvals_from_rows([("row 3", {"id": "a"})], source="form")
+    f = tmp_path / "a.jsonl"
+    f.write_text('{"id": 7, "path": "items[].x"}\n\n{"id": "b", "path": "y", "note": "ok"}\n')
+    assert read_approvals(f) == [
+        ("line 1", {"id": 7, "path": "items[].x"}),
+        ("line 3", {"id": "b", "path": "y", "note": "ok"}),
+    ]
+    assert load_approvals(f) == approvals_from_rows(read_approvals(f))
 
 
 @pytest.mark.parametrize(

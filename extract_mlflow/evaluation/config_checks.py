@@ -7,13 +7,15 @@
 - a configured date format that parses none of the gold values read as dates: it never
   applies (only checked when the config sets ``date_formats``).
 
-Pure: the scorer calls :func:`config_warnings` (one walk over the gold leaves, only when the
-config has field rules or date formats); ``score --strict`` turns the warnings into an error.
+Pure: the evaluation gathers a :class:`ConfigUse` per document (one walk over the gold leaves,
+only when the config has field rules or date formats) and merges them; ``score --strict``
+turns the warnings into an error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -25,42 +27,67 @@ from ..fields.units import known_unit
 
 def config_warnings(config: Config, gold_docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Warnings about `config` on this gold set (empty when every rule applies somewhere)."""
-    check_dates = "date_formats" in config.model_fields_set
-    if not config.fields and not check_dates:
+    use = ConfigUse.of(config)
+    if use is None:
         return []
-    paths, dates = _gold_leaves(config, gold_docs, check_dates)
-    out = []
-    for path, rule in config.fields.items():
-        if not covers(path, paths):
-            out.append(f'config: [fields."{path}"] matches no gold field')
-        if rule.unit is not None and not known_unit(rule.unit):
-            out.append(f'config: [fields."{path}"] unit {rule.unit!r} is not a known unit')
-    for fmt in config.date_formats if check_dates else ():
-        if not any(_parses(v, fmt) for v in dates):
-            out.append(f"config: date format {fmt!r} parses no gold value")
-    return out
-
-
-def _gold_leaves(
-    config: Config, gold_docs: Mapping[str, Mapping[str, Any]], dates: bool
-) -> tuple[set[str], set[str]]:
-    """The gold leaf paths, and the gold strings the scorer reads with the date formats (when
-    `dates`): every value of a field typed ``date``, and values that look like a date in fields
-    without a configured type."""
-    dated = {p for p, r in config.fields.items() if r.type == "date"}
-    typed = {p for p, r in config.fields.items() if r.type is not None}
-    paths: set[str] = set()
-    values: set[str] = set()
     for doc in gold_docs.values():
-        for path, value, _ in document_leaves(doc, {config.id_key}):
+        use.update(doc)
+    return use.warnings(config)
+
+
+@dataclass
+class ConfigUse:
+    """What the config checks need from the gold set, gathered document by document and
+    mergeable (unions): the gold leaf paths, and the gold strings the scorer reads with the
+    date formats (when `dates`): every value of a field typed ``date``, and values that look
+    like a date in fields without a configured type."""
+
+    id_key: str
+    dates: bool
+    dated: frozenset[str]
+    typed: frozenset[str]
+    paths: set[str] = field(default_factory=set)
+    date_values: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, config: Config) -> ConfigUse | None:
+        """The gatherer for `config`; None when it has nothing to check (no field rules, no
+        date formats)."""
+        dates = "date_formats" in config.model_fields_set
+        if not config.fields and not dates:
+            return None
+        dated = frozenset(p for p, r in config.fields.items() if r.type == "date")
+        typed = frozenset(p for p, r in config.fields.items() if r.type is not None)
+        return cls(config.id_key, dates, dated, typed)
+
+    def update(self, gold: Mapping[str, Any]) -> None:
+        """Gather one gold document."""
+        paths, values, dated, typed = self.paths, self.date_values, self.dated, self.typed
+        for path, value, _ in document_leaves(gold, {self.id_key}):
             paths.add(path)
             if (
-                dates
+                self.dates
                 and isinstance(value, str)
                 and (path in dated or (path not in typed and DATE_HINT.match(value)))
             ):
                 values.add(value.strip())
-    return paths, values
+
+    def merge(self, other: ConfigUse) -> None:
+        self.paths |= other.paths
+        self.date_values |= other.date_values
+
+    def warnings(self, config: Config) -> list[str]:
+        """The warnings, in config order."""
+        out = []
+        for path, rule in config.fields.items():
+            if not covers(path, self.paths):
+                out.append(f'config: [fields."{path}"] matches no gold field')
+            if rule.unit is not None and not known_unit(rule.unit):
+                out.append(f'config: [fields."{path}"] unit {rule.unit!r} is not a known unit')
+        for fmt in config.date_formats if self.dates else ():
+            if not any(_parses(v, fmt) for v in self.date_values):
+                out.append(f"config: date format {fmt!r} parses no gold value")
+        return out
 
 
 def _parses(value: str, fmt: str) -> bool:

@@ -69,7 +69,12 @@ def score_structure(
     """
     cfg = config or StructureConfig()
     gold, pred = _keyed(gold_docs, id_key), _keyed(pred_docs, id_key)
-    documents = [score_document(i, g, pred.get(i), cfg) for i, g in gold.items()]
-    slices = {a: slice_documents(documents, a, cfg) for a in cfg.slice_by}
+    return summarize([score_document(i, g, pred.get(i), cfg) for i, g in gold.items()], cfg)
+
+
+def summarize(documents: list[DocumentStructure], config: StructureConfig) -> StructureSummary:
+    """The summary of the scored documents (in gold order): headline values with their
+    intervals, the slices and the documents' notes."""
+    slices = {a: slice_documents(documents, a, config) for a in config.slice_by}
     notes = [document_note(d.id, n) for d in documents for n in d.notes]
-    return StructureSummary(documents, aggregate(documents, cfg), slices, cfg, notes)
+    return StructureSummary(documents, aggregate(documents, config), slices, config, notes)

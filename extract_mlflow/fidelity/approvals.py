@@ -1,16 +1,18 @@
 """Reviewer approvals: values a person checked and accepted (a CSV or JSONL of document id,
-field path and an optional note). An approved value keeps its scores; its flags are cleared."""
+field path and an optional note). An approved value keeps its scores; its flags are cleared.
+
+The file is read by :func:`extract_mlflow.io.sources.read_approvals`; the rows become approvals
+here (:func:`approvals_from_rows`, pure)."""
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..core.paths import strip_list_marks
 from ..errors import InputError
+from ..io.sources import read_approvals
 from .values import ValueFidelity
 
 # -- approvals -----------------------------------------------------------------------------
@@ -26,14 +28,14 @@ def approval_key(doc_id: str, path: str) -> tuple[str, str]:
 def load_approvals(path: str | Path) -> dict[tuple[str, str], str | None]:
     """Reviewer approvals from a CSV (header ``id,path[,note]``) or a JSONL file (objects
     with ``id``, ``path`` and optionally ``note``); a bad line is an InputError naming it."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"{p}: approvals file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot read the approvals file: {exc}") from None
-    rows = _csv_rows(p, text) if p.suffix.lower() == ".csv" else _jsonl_rows(p, text)
+    return approvals_from_rows(read_approvals(path), source=str(path))
+
+
+def approvals_from_rows(
+    rows: Iterable[tuple[str, Mapping[str, Any]]], *, source: str = "approvals"
+) -> dict[tuple[str, str], str | None]:
+    """Approvals from rows (``id``, ``path``, optional ``note``), each given with where it was
+    read (``line 3``): a bad row is an InputError naming `source` and that place. Pure."""
     out: dict[tuple[str, str], str | None] = {}
     for where, row in rows:
         doc_id, fpath, note = row.get("id"), row.get("path"), row.get("note")
@@ -42,34 +44,13 @@ def load_approvals(path: str | Path) -> dict[tuple[str, str], str | None]:
             or isinstance(doc_id, bool)
             or (isinstance(doc_id, str) and not doc_id.strip())
         ):
-            raise InputError(f"{p}, {where}: 'id' must be a non-empty string or integer")
+            raise InputError(f"{source}, {where}: 'id' must be a non-empty string or integer")
         if not isinstance(fpath, str) or not fpath.strip():
-            raise InputError(f"{p}, {where}: 'path' must be a non-empty string")
+            raise InputError(f"{source}, {where}: 'path' must be a non-empty string")
         if note is not None and not isinstance(note, str):
-            raise InputError(f"{p}, {where}: 'note' must be a string")
+            raise InputError(f"{source}, {where}: 'note' must be a string")
         out[approval_key(str(doc_id), fpath)] = note or None
     return out
-
-
-def _csv_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames or not {"id", "path"} <= set(reader.fieldnames):
-        raise InputError(f"{p}: the CSV header must name the columns id and path (and note)")
-    for row in reader:
-        yield f"line {reader.line_num}", dict(row)
-
-
-def _jsonl_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}, line {n}: invalid JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{p}, line {n}: expected a JSON object with id and path")
-        yield f"line {n}", row
 
 
 def approve(v: ValueFidelity, approvals: Approvals, used: set[tuple[str, str]]) -> None:

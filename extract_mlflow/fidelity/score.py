@@ -18,8 +18,9 @@ Per extracted value (the *predicted* values are the ones that must be faithful):
 
 Aggregates (:class:`FidelitySummary`) come from summed statistics: pooled p_n = Σ matched /
 Σ n-grams per order; the corpus BLEU proxy is the mean of the values' defined BLEU proxies;
-groundedness = grounded / checked. Reviewer approvals (:func:`load_approvals`) clear a value's
-flags, keep its scores, and list it as approved.
+groundedness = grounded / checked. Reviewer approvals
+(:mod:`extract_mlflow.fidelity.approvals`) clear a value's flags, keep its scores, and list it
+as approved.
 """
 
 from __future__ import annotations
@@ -306,6 +307,107 @@ def _badness(v: ValueFidelity) -> tuple[float, bool, int, str, str]:
     return (score, v.grounded is not False, -len(v.flags), v.doc_id, v.path)
 
 
+# -- accumulation ----------------------------------------------------------------------------
+@dataclass
+class DocumentFidelity:
+    """One gold document's fidelity record: its checked values and what its source showed."""
+
+    position: int
+    id: str
+    values: list[ValueFidelity] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    empty_source: bool = False
+    unchecked: bool = False
+    """no source (nothing checked)"""
+    no_prediction: bool = False
+
+
+@dataclass
+class FidelityTools:
+    """What checking a document needs beyond the config (rebuilt, never merged)."""
+
+    comparators: Comparators
+    selector: _Selector
+    skip: frozenset[str]
+
+
+@dataclass
+class FidelityAccumulator:
+    """Text fidelity as mergeable statistics: one record per gold document (:meth:`update`),
+    the approvals used (a union); :meth:`result` replays the records in gold order, so the
+    float sums are those of one pass whatever the partition."""
+
+    config: FidelityConfig
+    approvals: Approvals | None = None
+    records: list[DocumentFidelity] = field(default_factory=list)
+    used: set[tuple[str, str]] = field(default_factory=set)
+
+    def tools(
+        self, comparators: Comparators, id_key: str, skip_keys: Collection[str]
+    ) -> FidelityTools:
+        return FidelityTools(comparators, _Selector(self.config), frozenset({id_key, *skip_keys}))
+
+    def update(
+        self,
+        position: int,
+        doc_id: str,
+        gold: Mapping[str, Any],
+        pred: Mapping[str, Any] | None,
+        source: str | None,
+        tools: FidelityTools,
+    ) -> DocumentFidelity:
+        """Check one gold document's predicted values against its source (None: unchecked)."""
+        cfg = self.config
+        rec = DocumentFidelity(position, doc_id)
+        self.records.append(rec)
+        if source is None:
+            rec.unchecked = True
+            return rec
+        doc = _Document(source, cfg.casefold)
+        rec.empty_source = not doc.raw.strip()
+        if cfg.scan_injection:
+            rec.findings = scan(doc.nfkc, doc.index.folded_vocabulary)
+        if pred is None:
+            rec.no_prediction = True
+            return rec
+        values = _check_document(
+            doc_id, gold, pred, doc, cfg, tools.comparators, tools.selector, tools.skip
+        )
+        for v in values:
+            approve(v, self.approvals or {}, self.used)
+            rec.values.append(v)
+        return rec
+
+    def merge(self, other: FidelityAccumulator) -> None:
+        """Add `other`'s records (same config and approvals) to these."""
+        if other.config != self.config or other.approvals != self.approvals:
+            raise ValueError("cannot merge fidelity scored with another setup")
+        self.records.extend(other.records)
+        self.used |= other.used
+
+    def result(self, unused_sources: list[str]) -> FidelitySummary:
+        """The summary: the records in gold order (`unused_sources`: source ids not in gold)."""
+        summary = FidelitySummary([], FidelityStats(), {}, self.config, len(self.records))
+        summary.unused_sources = list(unused_sources)
+        for rec in sorted(self.records, key=lambda r: r.position):
+            if rec.unchecked:
+                summary.unchecked.append(rec.id)
+                continue
+            if rec.empty_source:
+                summary.empty_sources.append(rec.id)
+            if rec.findings:
+                summary.injection[rec.id] = rec.findings
+            if rec.no_prediction:
+                summary.no_prediction.append(rec.id)
+                continue
+            for v in rec.values:
+                summary.values.append(v)
+                summary.overall.add(v)
+                summary.fields.setdefault(v.path, FidelityStats()).add(v)
+        summary.unused_approvals = sorted(set(self.approvals or {}) - self.used)
+        return summary
+
+
 # -- entry point ---------------------------------------------------------------------------
 def score_fidelity(
     gold_docs: Mapping[str, Mapping[str, Any]],
@@ -324,55 +426,12 @@ def score_fidelity(
     without a source is listed as unchecked; a prediction for an id not in gold is not checked.
     `skip_keys` are top-level keys never checked besides `id_key` (e.g. the source key).
     """
+    acc = FidelityAccumulator(config or FidelityConfig(), approvals)
+    tools = acc.tools(comparators or Comparators(Config(id_key=id_key)), id_key, skip_keys)
     with gc_paused():
-        return _score_fidelity(
-            gold_docs, pred_docs, sources, config, comparators, id_key, approvals, skip_keys
-        )
-
-
-def _score_fidelity(
-    gold_docs: Mapping[str, Mapping[str, Any]],
-    pred_docs: Mapping[str, Mapping[str, Any]],
-    sources: Mapping[str, str],
-    config: FidelityConfig | None,
-    comparators: Comparators | None,
-    id_key: str,
-    approvals: Approvals | None,
-    skip_keys: Collection[str],
-) -> FidelitySummary:
-    cfg = config or FidelityConfig()
-    comps = comparators or Comparators(Config(id_key=id_key))
-    skip = {id_key, *skip_keys}
-    summary = FidelitySummary([], FidelityStats(), {}, cfg, documents=len(gold_docs))
-    summary.unused_sources = [i for i in sources if i not in gold_docs]
-    used: set[tuple[str, str]] = set()
-    selector = _Selector(cfg)
-    for doc_id, gold in gold_docs.items():
-        if doc_id not in sources:
-            summary.unchecked.append(doc_id)
-            continue
-        doc = _Document(sources[doc_id], cfg.casefold)
-        _scan_source(doc_id, doc, cfg, summary)
-        pred = pred_docs.get(doc_id)
-        if pred is None:
-            summary.no_prediction.append(doc_id)
-            continue
-        for v in _check_document(doc_id, gold, pred, doc, cfg, comps, selector, skip):
-            approve(v, approvals or {}, used)
-            summary.values.append(v)
-            summary.overall.add(v)
-            summary.fields.setdefault(v.path, FidelityStats()).add(v)
-    summary.unused_approvals = sorted(set(approvals or {}) - used)
-    return summary
-
-
-def _scan_source(doc_id: str, doc: _Document, cfg: FidelityConfig, out: FidelitySummary) -> None:
-    if not doc.raw.strip():
-        out.empty_sources.append(doc_id)
-    if cfg.scan_injection:
-        findings = scan(doc.nfkc, doc.index.folded_vocabulary)
-        if findings:
-            out.injection[doc_id] = findings
+        for position, (doc_id, gold) in enumerate(gold_docs.items()):
+            acc.update(position, doc_id, gold, pred_docs.get(doc_id), sources.get(doc_id), tools)
+    return acc.result([i for i in sources if i not in gold_docs])
 
 
 def _is_ignored(comps: Comparators, path: str) -> bool:

@@ -88,6 +88,24 @@ class DocCounts:
         self.errors.extend(other.errors)
 
 
+@dataclass
+class FieldState:
+    """What a scorer learns about the fields while it scores (mergeable: union and sum).
+
+    ``types_seen`` holds (path, type) for every gold value read as a type, ``skipped`` the
+    ignored paths met, ``gold_type_errors`` the gold values that do not read as their field's
+    type."""
+
+    types_seen: set[tuple[str, str]] = field(default_factory=set)
+    skipped: set[str] = field(default_factory=set)
+    gold_type_errors: Counter[str] = field(default_factory=Counter)
+
+    def merge(self, other: FieldState) -> None:
+        self.types_seen |= other.types_seen
+        self.skipped |= other.skipped
+        self.gold_type_errors.update(other.gold_type_errors)
+
+
 _UNSET: Any = object()
 
 _SCALARS = (str, int, float, bool)
@@ -96,7 +114,12 @@ _SCALARS = (str, int, float, bool)
 class FieldScorer:
     """Scores documents field by field under one config. Not thread-safe (it caches)."""
 
-    def __init__(self, config: Config | None = None, skip_keys: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        skip_keys: Iterable[str] = (),
+        state: FieldState | None = None,
+    ) -> None:
         self.config = config or Config()
         self.comparators = Comparators(self.config)
         self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
@@ -105,9 +128,11 @@ class FieldScorer:
         self._threshold = self.config.match_threshold
         self._paths = PathCache()
         self._item_resolvers: dict[str, Callable[[str], Callable[[Any], Comparator] | None]] = {}
-        self.skipped: set[str] = set()
-        self.types_seen: set[tuple[str, str]] = set()
-        self.gold_type_errors: Counter[str] = Counter()
+        self.state = state if state is not None else FieldState()
+        # the state's containers, bound once (the hot path adds to them)
+        self.skipped = self.state.skipped
+        self.types_seen = self.state.types_seen
+        self.gold_type_errors = self.state.gold_type_errors
 
     # -- public -------------------------------------------------------------------------
     def score(self, gold: dict[str, Any], pred: dict[str, Any] | None) -> DocCounts:

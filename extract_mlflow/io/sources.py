@@ -1,4 +1,5 @@
-"""Loading the source documents that extracted values are checked against.
+"""Loading the source documents that extracted values are checked against, and the reviewer
+approvals file (:func:`read_approvals`).
 
 Three ways:
 
@@ -14,10 +15,11 @@ line). A document without a source is not an error: fidelity reports it as unche
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,43 @@ def _source_line(
     if not isinstance(text, str):
         raise InputError(f"{where}: '{text_key}' must be a string")
     return str(doc_id), text
+
+
+def read_approvals(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
+    """The rows of a reviewer approvals file, each with where it was read (``line 3``): a CSV
+    whose header names ``id`` and ``path`` (and ``note``), else JSONL objects (blank lines
+    skipped). A file that cannot be read or parsed is an InputError naming it (and the line)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(f"{p}: approvals file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{p}: cannot read the approvals file: {exc}") from None
+    if p.suffix.lower() == ".csv":
+        return list(_csv_rows(p, text))
+    return list(_jsonl_rows(p, text))
+
+
+def _csv_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or not {"id", "path"} <= set(reader.fieldnames):
+        raise InputError(f"{p}: the CSV header must name the columns id and path (and note)")
+    for row in reader:
+        yield f"line {reader.line_num}", dict(row)
+
+
+def _jsonl_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}, line {n}: invalid JSON: {exc.msg}") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{p}, line {n}: expected a JSON object with id and path")
+        yield f"line {n}", row
 
 
 def sources_from_gold(gold_docs: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, str]:

@@ -1,0 +1,402 @@
+"""An evaluation as mergeable statistics: update per gold document, merge any partition, then
+turn the statistics into a :class:`~extract_mlflow.report.Report`.
+
+::
+
+    Setup (decided once, from the whole input)     Inputs (facts about the files)
+        │                                               │
+    DocumentInput ──update──► record + side state       │
+        (any part, any order)      │                    │
+                          merge (any order) ──► result ─┴─► Report
+
+Why "merged == one pass" holds exactly, for any partition and any order:
+
+1. :meth:`Evaluation.update` does the expensive per-document work (field alignment, page
+   parsing, text fidelity, structure scores) and keeps a *record* carrying the document's
+   *position* (the index of its gold line, assigned before any partition).
+2. Besides the records, the state is exact: integer sums, sets, minima and bounded "k smallest"
+   lists with unique keys (:mod:`extract_mlflow.evaluation.field_counts`). No float is summed
+   during the pass.
+3. :meth:`Evaluation.merge` checks both sides share one :class:`Setup` and disjoint positions,
+   concatenates records and combines the side state (sum, union, min, k smallest): commutative
+   and associative.
+4. :meth:`Evaluation.result` sorts the records by position and runs the one-pass aggregation
+   over them: every float sum, quantile and bootstrap resample sees the same numbers in the same
+   order (a resample is a multiset of positions), so every number is bit-identical.
+
+The state is plain data (picklable): parts can be computed in worker processes and merged by the
+caller. The scorer and its caches are rebuilt from the :class:`Setup` where needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
+
+from ..config import Config
+from ..core.counts import Counts
+from ..core.paths import document_leaves, lookup
+from ..errors import ConfigError
+from ..fidelity.approvals import Approvals
+from ..fidelity.score import FidelityAccumulator, FidelityTools
+from ..fields.normalize import Comparators
+from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
+from ..io.loading import GoldSet, PredictionSet
+from ..pages import Prepared, prepare_document
+from ..report import DocumentResult, Report
+from ..structure.score import DocumentStructure, score_document
+from .config_checks import ConfigUse
+from .field_counts import FieldCounts, Smallest, TypeSamples
+from .records import latency_ms, usage_tokens
+from .slices import count_slice_metrics
+from .stats import count_intervals
+from .structure import summarize
+
+__all__ = [
+    "DocumentInput",
+    "Evaluation",
+    "Extras",
+    "Inputs",
+    "Setup",
+    "Smallest",
+    "TypeSamples",
+    "content_digest",
+]
+
+
+@dataclass
+class Extras:
+    """Inputs of the optional families: source texts (text fidelity) and approvals."""
+
+    sources: Mapping[str, str] | None = None
+    source_key: str | None = None
+    approvals: Approvals | None = None
+
+
+class DocumentInput(NamedTuple):
+    """One gold document and what belongs to it."""
+
+    position: int
+    """the index of its gold line: the order every result replays"""
+    id: str
+    gold: dict[str, Any]
+    pred: dict[str, Any] | None
+    failure: str | None = None
+    """why its prediction line is unreadable (a parse failure), else None"""
+    source: str | None = None
+    """its source text (text fidelity), if any"""
+
+
+def content_digest(value: Any) -> str:
+    """sha256 of `value` as canonical JSON (what a signature compares, not how it was stored).
+
+    >>> content_digest([["a", "text"]]) == content_digest([["a", "text"]])
+    True
+    """
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _structure_keys(config: Config) -> tuple[str, ...]:
+    s = config.structure
+    return (s.tables_key, s.blocks_key, s.regions_key, s.boundaries_key)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every part of an evaluation must share, decided once from the whole input before
+    the pass: parts merge only under equal setups."""
+
+    config: Config
+    profile: str | None = None
+    family_keys: tuple[str, ...] = ()
+    """top-level keys that are not fields: they feed another family (source text, structure)
+    or only describe the gold document (a --slice-by attribute no prediction carries)"""
+    structure: bool = False
+    """the gold set carries structure fields"""
+    fidelity: bool = False
+    """source texts were given (text fidelity runs)"""
+    approvals: Approvals | None = None
+
+    @classmethod
+    def of(
+        cls,
+        gs: GoldSet,
+        ps: PredictionSet,
+        config: Config,
+        profile: str | None = None,
+        extras: Extras | None = None,
+    ) -> Setup:
+        """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
+        if profile is not None and profile not in config.layout.profiles:
+            known = ", ".join(sorted(config.layout.profiles)) or "none configured"
+            raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
+        extras = extras or Extras()
+        keys = _structure_keys(config)
+        structure = any(k in doc for doc in gs.docs.values() for k in keys)
+        family: tuple[str, ...] = keys if structure else ()
+        for path in config.structure.slice_by:
+            top = path.split(".")[0]
+            if not any(top in doc for doc in ps.docs.values()):
+                family += (top,)
+        if extras.source_key:
+            family += (extras.source_key,)
+        fidelity = extras.sources is not None
+        return cls(config, profile, family, structure, fidelity, extras.approvals)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Facts about the input sets that no part sees alone: where they came from, their digests,
+    prediction ids not in gold, unreadable lines, the sources not used."""
+
+    gold_source: str = "<rows>"
+    pred_source: str = "<rows>"
+    gold_digest: str | None = None
+    pred_digest: str | None = None
+    unknown_ids: tuple[str, ...] = ()
+    unattributed: tuple[str, ...] = ()
+    sources_digest: str | None = None
+    approvals_digest: str | None = None
+    unused_sources: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
+        """The facts of loaded inputs (in-memory gold rows get a digest of their content)."""
+        extras = extras or Extras()
+        sources_digest = approvals_digest = None
+        unused: tuple[str, ...] = ()
+        if extras.sources is not None:
+            src = extras.sources
+            sources_digest = content_digest(sorted((i, src[i]) for i in gs.docs if i in src))
+            unused = tuple(i for i in src if i not in gs.docs)
+        if extras.approvals:
+            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
+            approvals_digest = content_digest(pairs)
+        return cls(
+            gold_source=gs.source,
+            pred_source=ps.source,
+            gold_digest=gs.digest or content_digest(sorted(gs.docs.items())),
+            pred_digest=ps.digest,
+            unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
+            unattributed=tuple(ps.unattributed),
+            sources_digest=sources_digest,
+            approvals_digest=approvals_digest,
+            unused_sources=unused,
+        )
+
+
+@dataclass
+class _Tools:
+    """The working objects of a part (caches, compiled rules) and the config values read for
+    every document: rebuilt from the setup, never merged."""
+
+    scorer: FieldScorer
+    fidelity: FidelityTools | None
+    pages: bool
+    """a document may be a page or have a layout profile (else no page check at all)"""
+    text_key: str
+    slice_by: tuple[str, ...]
+
+
+_POSITION = attrgetter("position")
+
+
+class Evaluation:
+    """An evaluation as mergeable statistics (see the module): :meth:`update` per gold
+    document, :meth:`merge` the parts, :meth:`result` → Report, identical to one pass.
+
+    >>> from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
+    >>> gs = gold_from_rows([{"id": "a", "n": 1}, {"id": "b", "n": 2}], "id")
+    >>> ps = predictions_from_rows([{"id": "a", "n": 1}, {"id": "b", "n": 3}], "id")
+    >>> setup = Setup.of(gs, ps, Config())
+    >>> parts = [Evaluation(setup), Evaluation(setup)]
+    >>> for i, (doc_id, gold) in enumerate(gs.docs.items()):
+    ...     _ = parts[i].update(DocumentInput(i, doc_id, gold, ps.docs.get(doc_id)))
+    >>> parts[1].merge(parts[0]).result(Inputs.of(gs, ps)).micro
+    Counts(tp=1, fp=1, fn=1)
+    """
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        cfg = setup.config
+        self.documents: list[DocumentResult] = []
+        self.positions: set[int] = set()
+        self.notes: list[tuple[int, str]] = []
+        self.fields = FieldCounts()
+        self.config_use = ConfigUse.of(cfg)
+        self.fidelity = (
+            FidelityAccumulator(cfg.fidelity, setup.approvals) if setup.fidelity else None
+        )
+        self.structure: list[tuple[int, DocumentStructure]] | None = [] if setup.structure else None
+        self._tools: _Tools | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_tools"] = None  # caches and closures: rebuilt on the next update
+        return state
+
+    def _build_tools(self) -> _Tools:
+        setup, cfg = self.setup, self.setup.config
+        scorer = FieldScorer(cfg, setup.family_keys, state=self.fields.state)
+        fidelity = None
+        if self.fidelity is not None:
+            skip = (cfg.text_key, *setup.family_keys)
+            fidelity = self.fidelity.tools(Comparators(cfg), cfg.id_key, skip)
+        pages = bool(cfg.layout.profiles) or setup.profile is not None
+        slice_by = tuple(cfg.structure.slice_by)
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
+        return self._tools
+
+    # -- the pass ------------------------------------------------------------------------
+    def update(self, doc: DocumentInput) -> DocumentResult:
+        """Score one gold document into this part; its record (the field family's)."""
+        position, doc_id, gold, pred, _, source = doc
+        if position in self.positions:
+            raise ValueError(f"document position {position} was already scored")
+        tools = self._tools or self._build_tools()
+        record = self._record(doc, tools)
+        if self.config_use is not None:
+            self.config_use.update(gold)
+        if self.fidelity is not None and tools.fidelity is not None:
+            self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
+        if self.structure is not None:
+            structure = score_document(doc_id, gold, pred, self.setup.config.structure)
+            self.structure.append((position, structure))
+        self.positions.add(position)
+        self.documents.append(record)
+        return record
+
+    def _record(self, doc: DocumentInput, tools: _Tools) -> DocumentResult:
+        """The field counts of one document (a page is scored on its rows), with its layout,
+        tokens, latency and slice attributes."""
+        position, doc_id, gold_doc, pred_doc, failure, _ = doc
+        prep: Prepared | None = None  # most documents are plain JSON: no page, no profile
+        if tools.pages or (pred_doc is not None and tools.text_key in pred_doc):
+            notes: list[str] = []
+            prep = prepare_document(
+                gold_doc, pred_doc, self.setup.config, self.setup.profile, notes
+            )
+            self.notes.extend((position, n) for n in notes)
+        gold, pred = (prep.gold, prep.pred) if prep is not None else (gold_doc, pred_doc)
+        if failure is not None:
+            acc = DocCounts()
+            tools.scorer.expand_gold(gold, PARSE_FAILURE, acc)
+            status = "parse_failure"
+        else:
+            acc = tools.scorer.score(gold, pred)
+            status = "scored" if pred_doc is not None else "missing"
+        record = _document(doc, status, acc)
+        if prep is not None:
+            record.layout, record.rows_gold, record.rows_pred = (
+                prep.layout,
+                prep.rows_gold,
+                prep.rows_pred,
+            )
+        if tools.slice_by:
+            record.attributes = {a: lookup(gold_doc, a) for a in tools.slice_by}
+        if pred_doc is not None and ("usage" in pred_doc or "latency_ms" in pred_doc):
+            record.tokens, record.latency_ms = usage_tokens(pred_doc), latency_ms(pred_doc)
+        fields = self.fields
+        fields.add(record)
+        if prep is not None and prep.gold is not gold_doc:  # its other gold keys: attributes
+            id_key = self.setup.config.id_key
+            paths = {leaf.path for leaf in document_leaves(gold_doc, {id_key})}
+            fields.samples.offer(doc_id, gold_doc, paths)
+        else:  # every gold leaf is counted TP or FN: "has a gold value" is tp + fn > 0
+            fields.offer_counted(doc_id, gold_doc, acc.counts)
+        return record
+
+    # -- merging -------------------------------------------------------------------------
+    def merge(self, other: Evaluation) -> Evaluation:
+        """Add `other`'s documents and statistics to this part and return it (`other` is left
+        as it is). Both must share one setup and have scored disjoint documents."""
+        if other.setup is not self.setup and other.setup != self.setup:
+            raise ValueError("cannot merge evaluations with a different setup")
+        both = self.positions & other.positions
+        if both:
+            raise ValueError(f"cannot merge: document position(s) {sorted(both)[:5]} in both")
+        self.documents.extend(other.documents)
+        self.positions |= other.positions
+        self.notes.extend(other.notes)
+        self.fields.merge(other.fields)
+        if self.config_use is not None and other.config_use is not None:
+            self.config_use.merge(other.config_use)
+        if self.fidelity is not None and other.fidelity is not None:
+            self.fidelity.merge(other.fidelity)
+        if self.structure is not None and other.structure is not None:
+            self.structure.extend(other.structure)
+        return self
+
+    # -- the report ----------------------------------------------------------------------
+    def result(self, inputs: Inputs) -> Report:
+        """The report: every aggregate computed over the records in gold order."""
+        setup, cfg = self.setup, self.setup.config
+        documents = sorted(self.documents, key=_POSITION)
+        state = self.fields.state
+        report = Report(
+            documents=documents,
+            fields=self.fields.fields(Comparators(cfg), cfg.id_key),
+            config=cfg,
+            skipped=sorted(state.skipped | {p for p, r in cfg.fields.items() if r.ignore}),
+            unknown_ids=list(inputs.unknown_ids),
+            unattributed=list(inputs.unattributed),
+            gold_type_errors=dict(sorted(state.gold_type_errors.items())),
+            gold_source=inputs.gold_source,
+            pred_source=inputs.pred_source,
+            gold_digest=inputs.gold_digest,
+            pred_digest=inputs.pred_digest,
+            sources_digest=inputs.sources_digest,
+            approvals_digest=inputs.approvals_digest,
+            profile=setup.profile,
+            tokens_per_doc=tokens_per_doc(documents),
+            notes=self._notes(documents),
+            warnings=self.config_use.warnings(cfg) if self.config_use is not None else [],
+        )
+        report.intervals = count_intervals(documents, report.micro, cfg.structure)
+        report.slice_metrics = count_slice_metrics(documents, cfg.structure)
+        if self.fidelity is not None:
+            report.fidelity = self.fidelity.result(list(inputs.unused_sources))
+        if self.structure is not None:
+            ordered = [d for _, d in sorted(self.structure, key=itemgetter(0))]
+            report.structure = summarize(ordered, cfg.structure)
+        return report
+
+    def _notes(self, documents: list[DocumentResult]) -> list[str]:
+        """The documents' notes in gold order, then the slice attributes no document has."""
+        notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
+        for attribute in self.setup.config.structure.slice_by:
+            if all(d.attributes.get(attribute) is None for d in documents):
+                notes.append(f"slice attribute '{attribute}': no gold document has it (no slices)")
+        return notes
+
+
+def _document(doc: DocumentInput, status: str, acc: DocCounts) -> DocumentResult:
+    tp = fp = fn = 0
+    for c in acc.counts.values():
+        tp += c[0]
+        fp += c[1]
+        fn += c[2]
+    return DocumentResult(
+        doc.id,
+        status,
+        Counts(tp, fp, fn),
+        acc.counts,
+        acc.errors,
+        doc.failure,
+        position=doc.position,
+    )
+
+
+def tokens_per_doc(documents: list[DocumentResult]) -> float | None:
+    """Σ tokens over the documents (gold order) / documents; None when no prediction records
+    usage (a document without a prediction counts as 0 tokens)."""
+    total, seen = 0.0, False
+    for d in documents:
+        if d.tokens is not None:
+            total, seen = total + d.tokens, True
+    return total / len(documents) if seen and documents else None
