@@ -550,3 +550,29 @@ def test_worst_values_come_worst_first() -> None:
     scores = [v.bleu_proxy if v.bleu_proxy is not None else 0.0 for v in s.worst()]
     assert scores == sorted(scores)
     assert len(run(FidelityConfig(worst=1)).worst()) == 1
+
+
+def test_usage_and_latency_are_not_checked_against_the_source(tmp_path: Path) -> None:
+    """A prediction's token usage and latency are run metadata, not extracted values: adding
+    them changes no fidelity number (they once counted as ungrounded values)."""
+    from extract_mlflow import evaluate
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "invoices"
+    lines = (example / "pred_improved.jsonl").read_text(encoding="utf-8").splitlines()
+    with_usage = tmp_path / "pred.jsonl"
+    rows = []
+    for i, line in enumerate(lines):
+        row = json.loads(line)
+        row["usage"] = {"input_tokens": 1200 + i, "output_tokens": 310 + i}
+        row["latency_ms"] = 842.5 + i
+        rows.append(json.dumps(row))
+    with_usage.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    kwargs: dict[str, Any] = {"sources": example / "sources"}
+    plain = evaluate(
+        example / "gold.jsonl", example / "pred_improved.jsonl", example / "config.toml", **kwargs
+    )
+    used = evaluate(example / "gold.jsonl", with_usage, example / "config.toml", **kwargs)
+    assert used.tokens_per_doc is not None  # the metadata was read
+    assert plain.fidelity is not None and used.fidelity is not None
+    assert used.fidelity.to_dict() == plain.fidelity.to_dict()
+    assert used.micro == plain.micro

@@ -37,6 +37,7 @@ from ..core.keys import field_key
 from ..core.paths import document_leaves
 from ..core.runtime import gc_paused
 from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
+from ..fields.scorer import META_KEYS
 from .approvals import Approvals, approve
 from .grounding import SourceNumbers
 from .injection import Finding, scan
@@ -345,7 +346,9 @@ class FidelityAccumulator:
     def tools(
         self, comparators: Comparators, id_key: str, skip_keys: Collection[str]
     ) -> FidelityTools:
-        return FidelityTools(comparators, _Selector(self.config), frozenset({id_key, *skip_keys}))
+        return FidelityTools(
+            comparators, _Selector(self.config), frozenset({id_key, *META_KEYS, *skip_keys})
+        )
 
     def update(
         self,
