@@ -1,6 +1,6 @@
 """Config rules that do nothing on the gold set (a path no gold field has, an unknown unit, a
-date format that parses no gold value) are warnings in the report, in diagnostics and on
-stderr, and errors (exit 2) with `score --strict`."""
+date format that parses no gold or predicted value) are warnings in the report, in diagnostics
+and on stderr, and errors (exit 2) with `score --strict`."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "date": (
         {"date_formats": ["%d.%m.%Y", "%m/%d/%Y"]},
-        "date format '%m/%d/%Y' parses no gold value",
+        "date format '%m/%d/%Y' parses no gold or predicted value",
     ),
 }
 
@@ -61,7 +61,7 @@ def test_a_date_format_of_a_date_typed_field_counts() -> None:
     assert evaluate(gold, gold, config).warnings == []
     config = {"date_formats": ["%d %B %Y"]}  # untyped: never read as a date
     assert evaluate(gold, gold, config).warnings == [
-        "config: date format '%d %B %Y' parses no gold value"
+        "config: date format '%d %B %Y' parses no gold or predicted value"
     ]
 
 
@@ -92,3 +92,15 @@ def test_cli_warns_and_strict_refuses(tmp_path: Path, case: str) -> None:
 def test_strict_passes_a_sound_config(tmp_path: Path) -> None:
     code, _, err = run(tmp_path, {"fields": {"total": {"type": "number"}}}, "--strict")
     assert code == 0 and err == ""
+
+
+def test_a_date_format_for_the_predictions_is_no_typo() -> None:
+    """Gold in ISO dates, the model writes 31.01.2024: the format that reads the model's dates
+    is in use, so no warning; a format neither side uses still warns."""
+    gold = [{"id": "a", "due": "2024-01-31"}, {"id": "b", "due": "2024-02-01"}]
+    pred = [{"id": "a", "due": "31.01.2024"}, {"id": "b", "due": "2024-02-01"}]
+    used = evaluate(gold, pred, {"date_formats": ["%d.%m.%Y"]})
+    assert used.warnings == []
+    assert used.micro.tp == 2  # and the format did read the model's date
+    unused = evaluate(gold, gold, {"date_formats": ["%d.%m.%Y"]})
+    assert unused.warnings == ["config: date format '%d.%m.%Y' parses no gold or predicted value"]

@@ -4,8 +4,9 @@
   rule never applies, so the field is scored with the defaults;
 - a ``unit`` that does not read as a unit (``kgg``): bare numbers of the field cannot be
   converted;
-- a configured date format that parses none of the gold values read as dates: it never
-  applies (only checked when the config sets ``date_formats``).
+- a configured date format that parses none of the gold or predicted values read as dates: it
+  never applies (only checked when the config sets ``date_formats``). Predictions count: a
+  format is often there to read the model's way of writing dates, which gold never uses.
 
 Pure: the evaluation gathers a :class:`ConfigUse` per document (one walk over the gold leaves,
 only when the config has field rules or date formats) and merges them; ``score --strict``
@@ -25,13 +26,18 @@ from ..fields.normalize import DATE_HINT
 from ..fields.units import known_unit
 
 
-def config_warnings(config: Config, gold_docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Warnings about `config` on this gold set (empty when every rule applies somewhere)."""
+def config_warnings(
+    config: Config,
+    gold_docs: Mapping[str, Mapping[str, Any]],
+    pred_docs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """Warnings about `config` on this gold set and the predictions of its documents (empty
+    when every rule applies somewhere)."""
     use = ConfigUse.of(config)
     if use is None:
         return []
-    for doc in gold_docs.values():
-        use.update(doc)
+    for doc_id, doc in gold_docs.items():
+        use.update(doc, pred_docs.get(doc_id) if pred_docs is not None else None)
     return use.warnings(config)
 
 
@@ -60,17 +66,24 @@ class ConfigUse:
         typed = frozenset(p for p, r in config.fields.items() if r.type is not None)
         return cls(config.id_key, dates, dated, typed)
 
-    def update(self, gold: Mapping[str, Any]) -> None:
-        """Gather one gold document."""
-        paths, values, dated, typed = self.paths, self.date_values, self.dated, self.typed
+    def update(self, gold: Mapping[str, Any], pred: Mapping[str, Any] | None = None) -> None:
+        """Gather one gold document (its paths and date values) and its prediction (its date
+        values only: a path only a prediction has is no reason to keep a rule)."""
+        paths = self.paths
         for path, value, _ in document_leaves(gold, {self.id_key}):
             paths.add(path)
-            if (
-                self.dates
-                and isinstance(value, str)
-                and (path in dated or (path not in typed and DATE_HINT.match(value)))
-            ):
-                values.add(value.strip())
+            self._date_value(path, value)
+        if pred is not None and self.dates:
+            for path, value, _ in document_leaves(pred, {self.id_key}):
+                self._date_value(path, value)
+
+    def _date_value(self, path: str, value: Any) -> None:
+        if (
+            self.dates
+            and isinstance(value, str)
+            and (path in self.dated or (path not in self.typed and DATE_HINT.match(value)))
+        ):
+            self.date_values.add(value.strip())
 
     def merge(self, other: ConfigUse) -> None:
         self.paths |= other.paths
@@ -86,7 +99,7 @@ class ConfigUse:
                 out.append(f'config: [fields."{path}"] unit {rule.unit!r} is not a known unit')
         for fmt in config.date_formats if self.dates else ():
             if not any(_parses(v, fmt) for v in self.date_values):
-                out.append(f"config: date format {fmt!r} parses no gold value")
+                out.append(f"config: date format {fmt!r} parses no gold or predicted value")
         return out
 
 
