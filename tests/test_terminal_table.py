@@ -4,7 +4,8 @@ column by kind per field, the documents with the most errors, and a one-line leg
 from __future__ import annotations
 
 from extract_mlflow import evaluate
-from extract_mlflow.views.table import FIELD_WIDTH, LEGEND, error_counts
+from extract_mlflow.core.language import tr
+from extract_mlflow.views.table import FIELD_WIDTH, error_counts
 
 LONG = "a_rather_long_section_name.with_a_nested_object_name.and_a_leaf"
 
@@ -52,7 +53,7 @@ def test_most_wrong_documents_are_listed_worst_first() -> None:
 
 def test_the_legend_is_the_last_line_and_long_paths_are_cut() -> None:
     text = table()
-    assert text.splitlines()[-1] == LEGEND
+    assert text.splitlines()[-1] == tr("table.legend")
     assert LONG not in text
     cut = LONG[: FIELD_WIDTH - 1] + "…"
     assert any(line.startswith(cut + " ") for line in text.splitlines())
