@@ -207,3 +207,18 @@ def test_compare_in_korean(runs: tuple[str, str], mlflow_server: MlflowServer) -
     check_command(["compare", base, improved, *uri, "--min", "f1=0.5"])
     code, _, err = invoke(["compare", base, improved, *uri, "--lang", "ko"])
     assert code == 2 and err.startswith("error: 평가된 게이트가 없습니다")
+
+
+def test_score_iterations_hints_and_their_errors_in_korean(tmp_path: Path) -> None:
+    folder = ROOT / "examples" / "iterations"
+    args = ["score-iterations", str(folder), "--no-log", "--results", str(tmp_path / "r")]
+    _, out, err = invoke([*args, "--lang", "ko"])
+    head, *rows = out.splitlines()
+    assert head.split()[:2] == ["반복", "F1"] and "최고" in rows[1]
+    assert f"결과를 {tmp_path / 'r'}에 저장했습니다" in err.splitlines()
+    _, english, _ = invoke(args)
+    assert english.split()[0] == "iteration" and not HANGUL.search(english)
+    _, hints, _ = invoke(["hints", GOLD, "--for", "inv-001", "--lang", "ko"])
+    assert hints.splitlines()[0] == "다른 문서의 예시 값 (정답이 아니라 형식 참고용):"
+    code, _, err = invoke(["hints", GOLD, "--for", "nope"], {"LANG": "ko_KR.UTF-8"})
+    assert code == 2 and err == f"error: {GOLD}: id이(가) 'nope'인 문서가 없습니다\n"

@@ -5,11 +5,11 @@ language; the command line sets that language once per command (``--lang``, else
 ``EXTRACT_MLFLOW_LANG`` environment variable, else the locale: :func:`resolve_language`), and a
 library caller can use :func:`language`. English unless set.
 
->>> tr("table.documents", n=3)
-'documents 3'
+>>> tr("diff.regressed", n=3)
+'regressed fields (3)'
 >>> with language("ko"):
-...     tr("table.documents", n=3)
-'문서 3'
+...     tr("diff.regressed", n=3)
+'나빠진 필드 (3)'
 """
 
 from __future__ import annotations

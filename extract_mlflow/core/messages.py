@@ -60,7 +60,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "cli.next": {"en": "next:", "ko": "다음 단계:"},
     # -- the terminal table of a report ------------------------------------------------
-    "table.documents": {"en": "documents {n}", "ko": "문서 {n}"},
     "table.counts": {
         "en": "documents {documents}  parse failures {failures}  unknown ids {unknown}",
         "ko": "문서 {documents}  파싱 실패 {failures}  정답에 없는 ID {unknown}",
@@ -110,7 +109,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "progress.tokens": {"en": "{tokens:.0f} tokens", "ko": "토큰 {tokens:.0f}개"},
     "progress.layout": {"en": "layout {present}/{required}", "ko": "레이아웃 {present}/{required}"},
     # -- fidelity table head (terminal and markdown) -----------------------------------
-    "fid.head_field": {"en": "field", "ko": "필드"},
     "fid.head_scored": {"en": "scored", "ko": "채점 수"},
     "fid.head_bleu": {"en": "BLEU proxy", "ko": "BLEU 근사"},
     "fid.head_bands": {"en": "E/G/S", "ko": "일치/유사/상이"},
@@ -303,7 +301,6 @@ MESSAGES: dict[str, dict[str, str]] = {
     "diff.tolerance": {"en": "tolerance {tolerance:g}", "ko": "허용 오차 {tolerance:g}"},
     "diff.micro": {"en": "micro F1", "ko": "마이크로 F1"},
     "diff.macro": {"en": "macro F1", "ko": "매크로 F1"},
-    "diff.head_field": {"en": "field", "ko": "필드"},
     "diff.head_delta": {"en": "delta", "ko": "변화"},
     "diff.head_ci": {"en": "{confidence:.0%} CI", "ko": "{confidence:.0%} 신뢰구간"},
     "diff.regressed": {"en": "regressed fields ({n})", "ko": "나빠진 필드 ({n})"},
@@ -378,22 +375,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "| most regressed document | F1 | errors (FP+FN) | status |",
         "ko": "| 가장 나빠진 문서 | F1 | 오류 (FP+FN) | 상태 |",
     },
-    "cmp.notes": {"en": "### Notes", "ko": "### 참고"},
     "cmp.gate_failed": {"en": "  gate failed: {reason}", "ko": "  게이트 실패: {reason}"},
     "cmp.skipped": {"en": "  skipped: {metric}: {reason}", "ko": "  건너뜀: {metric}: {reason}"},
     "cmp.head_metric": {"en": "metric", "ko": "지표"},
-    "cmp.head_baseline": {"en": "baseline", "ko": "기준"},
-    "cmp.head_candidate": {"en": "candidate", "ko": "후보"},
     "cmp.head_delta": {"en": "delta", "ko": "변화"},
-    "cmp.head_ci": {"en": "{confidence:.0%} CI", "ko": "{confidence:.0%} 신뢰구간"},
     "cmp.broke": {"en": "fully correct → not ({n}): {ids}", "ko": "완전 정답 → 오답 ({n}): {ids}"},
     "cmp.fixed": {"en": "not → fully correct ({n}): {ids}", "ko": "오답 → 완전 정답 ({n}): {ids}"},
-    "cmp.none": {"en": "-", "ko": "없음"},
     "cmp.regressed": {
         "en": "regressed {doc_id}: F1 {before} → {after}, errors {errors_before} → {errors_after}",
         "ko": "나빠진 문서 {doc_id}: F1 {before} → {after}, 오류 {errors_before} → {errors_after}",
     },
-    "cmp.note": {"en": "note: {note}", "ko": "참고: {note}"},
     "cmp.no_gate_given": {
         "en": "no gate was evaluated: no gate was given (--gates, --min, --max or --max-drop)",
         "ko": "평가된 게이트가 없습니다: 게이트가 주어지지 않았습니다 "
@@ -433,6 +424,34 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "not promoted: {uri} failed its gates; @{alias} {stays}",
         "ko": "승격 안 됨: {uri}이(가) 게이트를 통과하지 못했습니다; @{alias}은(는) {stays}",
     },
+    # -- score-iterations, hints, demo -------------------------------------------------
+    "loop.iteration": {"en": "iteration", "ko": "반복"},
+    "loop.best_f1": {"en": "best F1", "ko": "최고 F1"},
+    "loop.precision": {"en": "Precision", "ko": "정밀도"},
+    "loop.recall": {"en": "Recall", "ko": "재현율"},
+    "loop.composite": {"en": "Composite", "ko": "종합"},
+    "loop.tokens": {"en": "Tokens/doc", "ko": "문서당 토큰"},
+    "loop.run_id": {"en": "run id", "ko": "실행 ID"},
+    "loop.best": {"en": "best", "ko": "최고"},
+    "loop.reference": {"en": "reference", "ko": "기준"},
+    "hints.title": {
+        "en": "Example values from other documents (formats, not answers):",
+        "ko": "다른 문서의 예시 값 (정답이 아니라 형식 참고용):",
+    },
+    "demo.logged": {
+        "en": "extract-mlflow demo: logged to {uri}{where}",
+        "ko": "extract-mlflow demo: {uri}{where}에 기록했습니다",
+    },
+    "demo.experiment": {"en": " (experiment {name})", "ko": " (실험 {name})"},
+    "demo.head": {
+        "en": "run|F1|precision|recall|model version|run id",
+        "ko": "실행|F1|정밀도|재현율|모델 버전|실행 ID",
+    },
+    "demo.delta": {
+        "en": "F1 {before:.3f} -> {after:.3f} ({delta:+.3f}) with the improved prompt",
+        "ko": "개선된 프롬프트로 F1 {before:.3f} -> {after:.3f} ({delta:+.3f})",
+    },
+    "demo.open_ui": {"en": "Open the MLflow UI: {command}", "ko": "MLflow UI 열기: {command}"},
     # -- the comparison page ------------------------------------------------------------
     "page.diff_title": {"en": "extract_mlflow diff", "ko": "extract_mlflow 비교 (diff)"},
     "page.compare_title": {"en": "extract_mlflow compare", "ko": "extract_mlflow 실행 비교"},
@@ -466,15 +485,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "ko": "짝지은 문서 {paired}개, 재표본 {resamples}회 (시드 {seed}), {confidence:.0%} 구간",
     },
     "page.head_metric": {"en": "metric", "ko": "지표"},
-    "page.head_field": {"en": "field", "ko": "필드"},
-    "page.head_ci": {"en": "{confidence:.0%} CI", "ko": "{confidence:.0%} 신뢰구간"},
     "page.head_bar": {"en": "bar", "ko": "막대"},
     "page.head_leaf": {"en": "leaf", "ko": "항목"},
     "page.head_document": {"en": "document", "ko": "문서"},
     "page.head_errors": {"en": "errors (FP+FN)", "ko": "오류 (FP+FN)"},
     "page.changed": {"en": "changed fields: {fields}", "ko": "바뀐 필드: {fields}"},
     "page.status": {"en": "status {before} → {after}", "ko": "상태 {before} → {after}"},
-    "page.micro": {"en": "micro F1", "ko": "마이크로 F1"},
-    "page.macro": {"en": "macro F1", "ko": "매크로 F1"},
 }
 """Message id -> language -> text (``str.format`` placeholders, the same in every language)."""

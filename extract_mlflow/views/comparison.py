@@ -97,7 +97,7 @@ def comparison_markdown(c: Comparison) -> str:
         lines += [_md_row(r, r.metric.removeprefix("field_f1/")) for r in fields]
     lines += _md_documents(c)
     if c.notes:
-        lines += ["", tr("cmp.notes"), "", *[f"- {n}" for n in c.notes]]
+        lines += ["", tr("diff.md_notes"), "", *[f"- {n}" for n in c.notes]]
     return "\n".join(lines) + "\n"
 
 
@@ -130,10 +130,10 @@ def comparison_table(c: Comparison) -> str:
     out += [tr("cmp.skipped", metric=g.metric, reason=s) for g in c.gates for s in g.skipped]
     header = (
         tr("cmp.head_metric"),
-        tr("cmp.head_baseline"),
-        tr("cmp.head_candidate"),
+        tr("cmp.baseline"),
+        tr("cmp.candidate"),
         tr("cmp.head_delta"),
-        tr("cmp.head_ci", confidence=c.confidence),
+        tr("diff.head_ci", confidence=c.confidence),
         "p",
     )
     rows: list[tuple[str, ...]] = [header]
@@ -143,7 +143,7 @@ def comparison_table(c: Comparison) -> str:
         )
     out += ["", *aligned(rows)]
     if c.paired is not None:
-        none = tr("cmp.none")
+        none = tr("diff.none")
         broke = ", ".join(c.broke[:LIST_LIMIT]) or none
         out += ["", tr("cmp.broke", n=len(c.broke), ids=broke)]
         fixed = ", ".join(c.fixed[:LIST_LIMIT]) or none
@@ -159,5 +159,5 @@ def comparison_table(c: Comparison) -> str:
                     errors_after=d.candidate_errors,
                 )
             )
-    out += [tr("cmp.note", note=n) for n in c.notes]
+    out += [tr("diff.note", note=n) for n in c.notes]
     return "\n".join(out) + "\n"

@@ -77,7 +77,7 @@ def _sides(d: Diff) -> list[str]:
 
 def _header(confidence: float) -> tuple[str, ...]:
     ci = tr("diff.head_ci", confidence=confidence)
-    return (tr("diff.head_field"), "A", "B", tr("diff.head_delta"), ci)
+    return (tr("table.head_field"), "A", "B", tr("diff.head_delta"), ci)
 
 
 def diff_table(d: Diff) -> str:

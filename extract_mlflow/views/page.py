@@ -95,13 +95,13 @@ class Page:
 
 
 def _head_metric(confidence: float) -> tuple[str, ...]:
-    ci = tr("page.head_ci", confidence=confidence)
+    ci = tr("diff.head_ci", confidence=confidence)
     return (tr("page.head_metric"), SIDE_A, SIDE_B, "Δ", ci, "")
 
 
 def _head_fields(confidence: float) -> tuple[str, ...]:
-    ci = tr("page.head_ci", confidence=confidence)
-    return (tr("page.head_field"), SIDE_A, SIDE_B, "Δ", ci, tr("page.head_bar"))
+    ci = tr("diff.head_ci", confidence=confidence)
+    return (tr("table.head_field"), SIDE_A, SIDE_B, "Δ", ci, tr("page.head_bar"))
 
 
 def _head_sides() -> tuple[str, ...]:
@@ -226,7 +226,7 @@ def _overview(c: Comparison) -> list[str]:
     out.append(f'<table id="overview"><thead><tr>{head}</tr></thead><tbody>')
     rows = [
         _row_delta(c.row(metric), name)
-        for name, metric in ((tr("page.micro"), "f1"), (tr("page.macro"), "macro_f1"))
+        for name, metric in ((tr("diff.micro"), "f1"), (tr("diff.macro"), "macro_f1"))
     ]
     scale = bar_scale(rows)
     for f in rows:

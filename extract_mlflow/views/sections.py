@@ -99,7 +99,7 @@ def _field_row(name: str, s: FidelityStats) -> list[str]:
 def field_head() -> list[str]:
     """The head of the fidelity table (terminal and markdown)."""
     return [
-        tr("fid.head_field"),
+        tr("table.head_field"),
         tr("fid.head_scored"),
         tr("fid.head_bleu"),
         "p1",
