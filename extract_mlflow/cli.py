@@ -38,6 +38,7 @@ from .cli_options import (
     timeout_option,
     tracking_options,
 )
+from .core.language import tr
 
 if TYPE_CHECKING:
     from .report import Report
@@ -151,7 +152,7 @@ def score(
         extra |= _logged_run(report, _pick(options, _LOG_OPTIONS))
     emit(_render_report(report, fmt, extra), out)
     for failure in failures:
-        say(f"gate failed: {failure}")
+        say(tr("cli.gate_failed", reason=failure))
     if failures:
         sys.exit(EXIT_GATE_FAILED)
 
@@ -187,7 +188,7 @@ def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
     unfinished = logged.unfinished_warning()
     if unfinished is not None:
         say(f"warning: {unfinished}")
-    say(f"logged run {logged.run_id} to {display_uri(logged.tracking_uri)}")
+    say(tr("cli.logged_run", run_id=logged.run_id, uri=display_uri(logged.tracking_uri)))
     return extra
 
 
@@ -399,7 +400,7 @@ def _export_note(dest: Path, copied: list[Path], fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"exported": [str(p) for p in copied]}, indent=2) + "\n"
     d = shlex.quote(str(dest))
-    lines = [f"copied {len(copied)} files to {dest}", "next:"]
+    lines = [tr("cli.exported", n=len(copied), dest=dest), tr("cli.next")]
     lines.append(
         f"  extract-mlflow score {d}/gold.jsonl {d}/pred_improved.jsonl "
         f"--config {d}/config.toml --sources {d}/sources"

@@ -23,6 +23,7 @@ from .cli_options import (
     strict_option,
     timeout_option,
 )
+from .core.language import tr
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from .diffing import Diff, FieldDelta, Sides
 
 EXIT_REGRESSED = 1
-REGRESSED_LINE = "regressed: field_f1/{path} {before} → {after} ({delta}, tolerance {tolerance:g})"
-LOGGED_LINE = "logged {label} as run {run_id} to {uri}"
 FAIL_HELP = "Exit 1 when any field's F1 drops by more than --tolerance (the fields are listed)."
 TOLERANCE_HELP = "How far a field's F1 may fall (or must rise) to count as regressed (improved)."
 LOG_HELP = (
@@ -121,8 +120,13 @@ def _regressed_line(f: FieldDelta, tolerance: float) -> str:
     from .core.text import fmt
 
     delta = "n/a" if f.delta is None else f"{f.delta:+.3f}"
-    return REGRESSED_LINE.format(
-        path=f.path, before=fmt(f.before), after=fmt(f.after), delta=delta, tolerance=tolerance
+    return tr(
+        "cli.regressed",
+        path=f.path,
+        before=fmt(f.before),
+        after=fmt(f.after),
+        delta=delta,
+        tolerance=tolerance,
     )
 
 
@@ -167,4 +171,4 @@ def _log(
         ("A", "B"), log_diff(result, tracking_uri, experiment, page), strict=True
     ):
         uri = display_uri(logged.tracking_uri)
-        say(LOGGED_LINE.format(label=label, run_id=logged.run_id, uri=uri))
+        say(tr("cli.logged_side", label=label, run_id=logged.run_id, uri=uri))

@@ -16,12 +16,14 @@ from .cli_options import (
     config_options,
     emit,
     handle_errors,
+    lang_option,
     output_options,
     quiet_mlflow,
     say,
     scoring_options,
     tracking_options,
 )
+from .core.language import tr
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -134,7 +136,7 @@ def _unlogged(
     from .views.iterations import best_row, loop_markdown, loop_table
 
     write_results(results, iterations, baseline)
-    say(f"results written to {results}")
+    say(tr("cli.results_written", path=results))
     rows = results_rows(iterations, baseline)
     if fmt == "json":
         best = best_row(rows)
@@ -170,8 +172,9 @@ def _logged(
     warning = result.parent.unfinished_warning()
     if warning is not None:
         say(f"warning: {warning}")
-    say(f"results written to {results}")
-    say(f"logged run {result.parent.run_id} to {display_uri(result.parent.tracking_uri)}")
+    say(tr("cli.results_written", path=results))
+    uri = display_uri(result.parent.tracking_uri)
+    say(tr("cli.logged_run", run_id=result.parent.run_id, uri=uri))
     if fmt == "json":
         return json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str) + "\n"
     return result.to_markdown() if fmt == "md" else result.to_table()
@@ -200,6 +203,7 @@ def _logged(
     help="Scoring config: its id_key, and its ignored fields are left out.",
 )
 @click.option("--id-key", help="Key of the gold lines' ids (default: the config's, else 'id').")
+@lang_option
 @handle_errors
 def hints(
     gold: Path, doc_id: str, per_field: int, config_path: Path | None, id_key: str | None
@@ -215,7 +219,7 @@ def hints(
     key = id_key or config.id_key
     gold_set = load_gold(gold, key)
     if doc_id not in gold_set.docs:
-        raise InputError(f"{gold}: no document with {key} {doc_id!r}")
+        raise InputError(tr("cli.no_document", gold=gold, key=key, doc_id=doc_id))
     ignored = [path for path, rule in config.fields.items() if rule.ignore]
     found = field_hints(gold_set.docs, doc_id, id_key=key, per_field=per_field, ignore=ignored)
     emit(hints_text(found), None)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from .core.language import language, resolve_language, tr
+from .core.messages import LANGUAGES
 from .core.text import terminal_safe
 from .errors import ConfigError, ExtractMlflowError
 
@@ -53,20 +55,17 @@ def handle_errors(func: F) -> F:
         except ExtractMlflowError as exc:
             _fail(str(exc))
         except KeyboardInterrupt as exc:
-            _fail(f"interrupted: {exc}" if str(exc) else "interrupted")
+            _fail(tr("cli.interrupted_by", reason=exc) if str(exc) else tr("cli.interrupted"))
         except RecursionError:
-            _fail("input nested too deeply to score")
+            _fail(tr("cli.too_deep"))
         except MemoryError:
-            _fail("out of memory")
+            _fail(tr("cli.out_of_memory"))
         except OSError as exc:
             _fail(f"{exc.filename or 'I/O'}: {exc.strerror or exc}")
         except Exception as exc:  # a bug: still one line, the traceback only on request
             if os.environ.get("EXTRACT_MLFLOW_DEBUG"):
                 raise
-            _fail(
-                f"internal error: {type(exc).__name__}: {exc} "
-                "(set EXTRACT_MLFLOW_DEBUG=1 for the traceback)"
-            )
+            _fail(tr("cli.internal_error", kind=type(exc).__name__, detail=exc))
 
     return wrapper  # type: ignore[return-value]
 
@@ -89,8 +88,28 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def lang_option(func: F) -> F:
+    """`--lang`: the language of what a command prints for people (JSON never changes)."""
+    return click.option(
+        "--lang",
+        type=click.Choice(LANGUAGES),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        callback=_use_language,
+        help="Language of the output for people: en or ko [default: EXTRACT_MLFLOW_LANG, else "
+        "the locale (LC_ALL, LC_MESSAGES, LANG): Korean when it starts with 'ko', else "
+        "English]. JSON output is the same in every language.",
+    )(func)
+
+
+def _use_language(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Show this command's messages in the chosen language (reset at its end)."""
+    ctx.with_resource(language(resolve_language(value)))
+
+
 def output_options(func: F) -> F:
-    """`--format` and `--out`, shared by every command that prints a report."""
+    """`--format`, `--out` and `--lang`, shared by every command that prints a report."""
     return _output_options(func, ["table", "json", "md"], _FORMAT_HELP)
 
 
@@ -107,6 +126,7 @@ def page_output_options(func: F) -> F:
 
 
 def _output_options(func: F, formats: list[str], help_text: str) -> F:
+    func = lang_option(func)
     func = click.option(
         "--out",
         type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -133,7 +153,7 @@ def emit(text: str, out: Path | None) -> None:
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise ExtractMlflowError(f"{out}: cannot write report: {exc.strerror}") from None
+        raise ExtractMlflowError(tr("cli.cannot_write", path=out, reason=exc.strerror)) from None
 
 
 def parse_field_min(
@@ -361,7 +381,7 @@ def read_gates(
 def echo_failures(comparison: Any) -> None:
     for gate in comparison.failed_gates:
         for reason in gate.reasons:
-            say(f"gate failed: {reason}")
+            say(tr("cli.gate_failed", reason=reason))
 
 
 def refuse_unchecked(comparison: Any) -> None:
@@ -436,7 +456,7 @@ def strict_option(func: F) -> F:
         "--strict",
         is_flag=True,
         help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
-        "has, an unknown unit, a date format that parses no gold value.",
+        "has, an unknown unit, a date format that parses no gold or predicted value.",
     )(func)
 
 
@@ -468,7 +488,7 @@ def scored_report(
 
     report = evaluate(gold, pred, config_path, **options)
     if strict and report.warnings:
-        raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
+        raise ConfigError(tr("cli.strict", warnings="; ".join(report.warnings)))
     for warning in report.warnings if warn else ():
         say(f"warning: {warning}")
     for doc in report.layouts:  # pages are few and large: one progress line each

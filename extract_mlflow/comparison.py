@@ -171,10 +171,12 @@ class Comparison:
 
     def unchecked_reason(self) -> str:
         """Why no gate was evaluated (one line), for the error the CLI prints."""
+        from .core.language import tr
+
         if not self.gates:
-            return "no gate was evaluated: no gate was given (--gates, --min, --max or --max-drop)"
+            return tr("cmp.no_gate_given")
         skipped = sorted({s for g in self.gates for s in g.skipped})
-        return "no gate was evaluated: every check was skipped (" + "; ".join(skipped) + ")"
+        return tr("cmp.all_skipped", reasons="; ".join(skipped))
 
     @property
     def failed_gates(self) -> list[GateResult]:

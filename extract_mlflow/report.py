@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .structure.score import StructureSummary
 
 EXAMPLES_PER_FIELD = 5
+_STATUSES = ("scored", "missing", "parse_failure")
 
 
 @dataclass
@@ -80,16 +81,21 @@ class DocumentResult:
 
     def progress_line(self) -> str:
         """One line for the terminal: "doc: matched 95/266 gold cells, rows 19/38, ..."."""
+        from .core.language import tr
+
         c = self.counts
-        parts = [f"{self.id}: matched {c.tp}/{c.tp + c.fn} gold cells"]
+        parts = [tr("progress.matched", doc_id=self.id, tp=c.tp, gold=c.tp + c.fn)]
         if self.rows_gold is not None or self.rows_pred is not None:
-            parts.append(f"rows {self.rows_pred or 0}/{self.rows_gold or 0}")
+            parts.append(tr("progress.rows", pred=self.rows_pred or 0, gold=self.rows_gold or 0))
         if self.tokens is not None:
-            parts.append(f"{self.tokens:.0f} tokens")
+            parts.append(tr("progress.tokens", tokens=self.tokens))
         if self.layout is not None:
-            parts.append(f"layout {len(self.layout.present)}/{self.layout.required}")
+            layout = self.layout
+            parts.append(
+                tr("progress.layout", present=len(layout.present), required=layout.required)
+            )
         if self.status != "scored":
-            parts.append(self.status)
+            parts.append(tr(f"status.{self.status}") if self.status in _STATUSES else self.status)
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,7 +141,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """config rules that do nothing on this gold set (a path no gold field has, an unknown
-    unit, a date format that parses no gold value): likely typos"""
+    unit, a date format that parses no gold or predicted value): likely typos"""
     intervals: dict[str, float] = field(default_factory=dict)
     """`<metric>_ci_low` / `<metric>_ci_high` of micro precision, recall and F1: the seeded
     bootstrap over documents, filled by the evaluation"""

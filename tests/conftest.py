@@ -43,6 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: takes more than a few seconds; deselect with -m 'not slow'"
     )
+    # the pinned outputs are English: a Korean locale on the developer's machine must not
+    # change them (tests/test_language.py sets the language explicitly)
+    os.environ["EXTRACT_MLFLOW_LANG"] = "en"
 
 
 SERVER_FIXTURES = frozenset({"mlflow_server", "start_server"})

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 # C0 controls but tab and newline, DEL, C1 controls (0x9b is a CSI on its own), and the
@@ -50,6 +51,25 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
 def fmt(value: float | None, digits: int = 3) -> str:
     """A score for people: n/a for undefined."""
     return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal: wide and full-width characters (Hangul, CJK) count
+    two, combining marks none.
+
+    >>> display_width("F1"), display_width("필드")
+    (2, 4)
+    """
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+def pad(text: str, width: int, *, right: bool = False) -> str:
+    """`text` padded with spaces to `width` columns (on the left when `right`)."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
 
 
 def truncate(text: str, limit: int) -> str:

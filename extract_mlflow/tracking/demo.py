@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..core.language import tr
 from ..core.text import fmt
 from ..io.examples import find_example_dir
 from ..views.table import aligned
@@ -193,17 +194,17 @@ def _register_prompt(uri: str, text: str, label: str) -> str | None:
 
 def scoreboard(result: DemoResult) -> str:
     """A short plain-text scoreboard of the demo runs and the command to open the UI."""
-    where = f" (experiment {result.experiment})" if result.experiment else ""
-    rows = [("run", "F1", "precision", "recall", "model version", "run id")]
+    where = tr("demo.experiment", name=result.experiment) if result.experiment else ""
+    rows = [tuple(tr("demo.head").split("|"))]
     for r in result.runs:
         version = f"{result.model_name}/{r.run.model_version}" if r.run.model_version else "-"
         rows.append((r.label, fmt(r.f1), fmt(r.precision), fmt(r.recall), version, r.run.run_id))
-    lines = [f"extract-mlflow demo: logged to {result.tracking_uri}{where}", ""]
+    lines = [tr("demo.logged", uri=result.tracking_uri, where=where), ""]
     lines += aligned(rows, left=len(rows[0]), rule=False)
     delta = _delta(result)
     if delta:
         lines += ["", delta]
-    lines += ["", f"Open the MLflow UI: {result.ui_command}"]
+    lines += ["", tr("demo.open_ui", command=result.ui_command)]
     return "\n".join(lines) + "\n"
 
 
@@ -212,4 +213,4 @@ def _delta(result: DemoResult) -> str | None:
     if len(scores) != 2 or len(result.runs) != 2:
         return None
     before, after = scores
-    return f"F1 {before:.3f} -> {after:.3f} ({after - before:+.3f}) with the improved prompt"
+    return tr("demo.delta", before=before, after=after, delta=after - before)

@@ -143,26 +143,22 @@ class Promotion:
 
     def headline(self) -> str:
         """One line: what happened to the alias."""
-        prev, alias = self.previous_version, self.alias
+        from ..core.language import tr
+
+        prev, alias, uri = self.previous_version, self.alias, self.uri
         if self.outcome == "kept":
-            return f"{self.uri} passed and keeps @{alias}"
+            return tr("promote.kept", uri=uri, alias=alias)
         if self.outcome == "first":
-            return (
-                f"promoted {self.uri} to @{alias} as its first holder (was unset): no baseline, "
-                "no gate was evaluated (--allow-first)"
-            )
+            return tr("promote.first", uri=uri, alias=alias)
         if self.outcome == "promoted":
-            was = f"version {prev}" if prev else "unset"
-            return f"promoted {self.uri} to @{alias} (was {was})"
-        stays = f"stays on version {prev}" if prev else "stays unset"
+            was = tr("promote.version", version=prev) if prev else tr("promote.unset")
+            return tr("promote.promoted", uri=uri, alias=alias, was=was)
+        stays = tr("promote.stays", version=prev) if prev else tr("promote.stays_unset")
         if self.outcome == "superseded":
-            was = f"version {self.gated_against}" if self.gated_against else "unset"
-            return (
-                f"superseded: {self.uri} was gated against @{alias} = {was}, but another "
-                f"promotion moved @{alias} meanwhile and {self.uri} does not pass against it; "
-                f"@{alias} {stays}"
-            )
-        return f"not promoted: {self.uri} failed its gates; @{alias} {stays}"
+            against = self.gated_against
+            was = tr("promote.version", version=against) if against else tr("promote.unset")
+            return tr("promote.superseded", uri=uri, alias=alias, was=was, stays=stays)
+        return tr("promote.failed", uri=uri, alias=alias, stays=stays)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -4,7 +4,9 @@ failing gates, metrics with intervals and p-values, documents that flipped)."""
 from __future__ import annotations
 
 from ..comparison import Comparison, MetricRow
+from ..core.language import tr
 from ..core.text import fmt
+from .sections import status_text
 from .table import aligned
 
 LIST_LIMIT = 20  # ids shown per list in the markdown and table views
@@ -34,19 +36,19 @@ def verdict(c: Comparison) -> str:
     """One line: passed or failed, and how many gates."""
     total, failed = len(c.gates), len(c.failed_gates)
     if not c.checked:
-        return "NOT GATED: no gate was evaluated"
+        return tr("cmp.not_gated")
     if failed:
-        return f"FAILED: {failed} of {total} gated metric{'s' if total != 1 else ''} failed"
+        return tr("cmp.failed_one" if total == 1 else "cmp.failed_many", failed=failed, total=total)
     if total == 1:
-        return "PASSED: the gated metric passed"
-    return f"PASSED: all {total} gated metrics passed"
+        return tr("cmp.passed_one")
+    return tr("cmp.passed_all", total=total)
 
 
 def _sides(c: Comparison) -> str:
-    base = (c.baseline_ref or "baseline") if c.has_baseline else "no baseline"
-    text = f"{base} → {c.candidate_ref or 'candidate'}"
+    base = (c.baseline_ref or tr("cmp.baseline")) if c.has_baseline else tr("cmp.no_baseline")
+    text = f"{base} → {c.candidate_ref or tr('cmp.candidate')}"
     if c.paired is not None:
-        text += f"; {c.paired} paired documents, {c.resamples} resamples (seed {c.seed})"
+        text += tr("cmp.paired", paired=c.paired, resamples=c.resamples, seed=c.seed)
     return text
 
 
@@ -75,43 +77,45 @@ def comparison_markdown(c: Comparison) -> str:
     mark = "✅" if c.passed else ("⚠️" if not c.checked else "❌")
     lines = [f"## {mark} extract_mlflow compare: {verdict(c)}", "", _sides(c)]
     if c.failed_gates:
-        lines += ["", "### Failing gates", ""]
+        lines += ["", tr("cmp.failing_gates"), ""]
         lines += [f"- {r}" for g in c.failed_gates for r in g.reasons]
     skipped = [f"- {g.metric}: {s}" for g in c.gates for s in g.skipped]
     if skipped:
-        lines += ["", "### Skipped checks", "", *skipped]
-    head = f"| metric | baseline | candidate | Δ | {c.confidence:.0%} CI of Δ | p |"
-    lines += ["", "### Metrics", ""]
+        lines += ["", tr("cmp.skipped_checks"), "", *skipped]
+    head = tr("cmp.md_head", confidence=c.confidence)
+    lines += ["", tr("cmp.metrics"), ""]
     if c.paired is not None:
-        lines += [
-            f"Δ = candidate − baseline; {c.confidence:.0%} percentile interval and two-sided "
-            f"p-value from {c.resamples} paired resamples of the documents (seed {c.seed}).",
-            "",
-        ]
+        method = tr("cmp.method", confidence=c.confidence, resamples=c.resamples, seed=c.seed)
+        lines += [method, ""]
     lines += [head, "|---|---:|---:|---:|---:|---:|"]
     lines += [_md_row(r, r.metric) for r in _main_rows(c)]
     fields = _field_rows(c)
     if fields:
-        lines += ["", "### Field F1 (worst change first)", "", head.replace("metric", "field", 1)]
+        field_head = tr("cmp.md_field_head", confidence=c.confidence)
+        lines += ["", tr("cmp.field_f1"), "", field_head]
         lines += ["|---|---:|---:|---:|---:|---:|"]
         lines += [_md_row(r, r.metric.removeprefix("field_f1/")) for r in fields]
     lines += _md_documents(c)
     if c.notes:
-        lines += ["", "### Notes", "", *[f"- {n}" for n in c.notes]]
+        lines += ["", tr("diff.md_notes"), "", *[f"- {n}" for n in c.notes]]
     return "\n".join(lines) + "\n"
 
 
 def _md_documents(c: Comparison) -> list[str]:
     if c.paired is None:
         return []
-    lines = ["", "### Documents", ""]
-    lines.append(f"- fully correct → not ({len(c.broke)}): {_md_ids(c.broke) or '—'}")
-    lines.append(f"- not → fully correct ({len(c.fixed)}): {_md_ids(c.fixed) or '—'}")
+    lines = ["", tr("cmp.documents"), ""]
+    lines.append(tr("cmp.md_broke", n=len(c.broke), ids=_md_ids(c.broke) or "—"))
+    lines.append(tr("cmp.md_fixed", n=len(c.fixed), ids=_md_ids(c.fixed) or "—"))
     if c.regressed:
-        lines += ["", "| most regressed document | F1 | errors (FP+FN) | status |"]
+        lines += ["", tr("cmp.md_regressed_head")]
         lines.append("|---|---:|---:|---|")
         for d in c.regressed:
-            status = f"{d.baseline_status} → {d.candidate_status}" if d.baseline_status else ""
+            status = (
+                f"{status_text(d.baseline_status)} → {status_text(d.candidate_status)}"
+                if d.baseline_status
+                else ""
+            )
             lines.append(
                 f"| `{d.id}` | {_num(d.baseline_f1)} → {_num(d.candidate_f1)} "
                 f"| {d.baseline_errors} → {d.candidate_errors} | {status} |"
@@ -122,9 +126,16 @@ def _md_documents(c: Comparison) -> list[str]:
 def comparison_table(c: Comparison) -> str:
     out = [verdict(c), _sides(c)]
     for g in c.failed_gates:
-        out += [f"  gate failed: {r}" for r in g.reasons]
-    out += [f"  skipped: {g.metric}: {s}" for g in c.gates for s in g.skipped]
-    header = ("metric", "baseline", "candidate", "delta", f"{c.confidence:.0%} CI", "p")
+        out += [tr("cmp.gate_failed", reason=r) for r in g.reasons]
+    out += [tr("cmp.skipped", metric=g.metric, reason=s) for g in c.gates for s in g.skipped]
+    header = (
+        tr("cmp.head_metric"),
+        tr("cmp.baseline"),
+        tr("cmp.candidate"),
+        tr("cmp.head_delta"),
+        tr("diff.head_ci", confidence=c.confidence),
+        "p",
+    )
     rows: list[tuple[str, ...]] = [header]
     for r in _main_rows(c) + _field_rows(c):
         rows.append(
@@ -132,17 +143,21 @@ def comparison_table(c: Comparison) -> str:
         )
     out += ["", *aligned(rows)]
     if c.paired is not None:
-        out += [
-            "",
-            f"fully correct → not ({len(c.broke)}): {', '.join(c.broke[:LIST_LIMIT]) or '-'}",
-        ]
-        out.append(
-            f"not → fully correct ({len(c.fixed)}): {', '.join(c.fixed[:LIST_LIMIT]) or '-'}"
-        )
+        none = tr("diff.none")
+        broke = ", ".join(c.broke[:LIST_LIMIT]) or none
+        out += ["", tr("cmp.broke", n=len(c.broke), ids=broke)]
+        fixed = ", ".join(c.fixed[:LIST_LIMIT]) or none
+        out.append(tr("cmp.fixed", n=len(c.fixed), ids=fixed))
         for d in c.regressed:
             out.append(
-                f"regressed {d.id}: F1 {_num(d.baseline_f1)} → {_num(d.candidate_f1)}, "
-                f"errors {d.baseline_errors} → {d.candidate_errors}"
+                tr(
+                    "cmp.regressed",
+                    doc_id=d.id,
+                    before=_num(d.baseline_f1),
+                    after=_num(d.candidate_f1),
+                    errors_before=d.baseline_errors,
+                    errors_after=d.candidate_errors,
+                )
             )
-    out += [f"note: {n}" for n in c.notes]
+    out += [tr("diff.note", note=n) for n in c.notes]
     return "\n".join(out) + "\n"

@@ -1,33 +1,17 @@
 """A diff of two prediction files for people: the terminal table and the markdown (each field's
 F1 before → after, the regressed and improved fields, the flipped documents, the interval of
-micro F1). Every human-readable string is a constant of this module."""
+micro F1). Every human-readable string comes from the message catalogue."""
 
 from __future__ import annotations
 
+from ..core.language import tr
 from ..core.text import fmt, md_cell
 from ..diffing import Diff, FieldDelta, Flip
+from .sections import status_text
 from .table import aligned
 
-TITLE = "diff A → B"
-SIDE = "{name}: {label}"
-HEADLINE = "{name} {before} → {after} ({delta}{interval})"
-INTERVAL = ", {confidence:.0%} CI [{low:+.3f}, {high:+.3f}]"
-PAIRED = "{paired} paired documents, {resamples} resamples (seed {seed})"
-TOLERANCE = "tolerance {tolerance:g}"
-MICRO, MACRO = "micro F1", "macro F1"
-HEADER = ("field", "A", "B", "delta", "{confidence:.0%} CI")
 FIELDS_SHOWN = 6  # changed fields named per flipped document in the table and markdown
 MORE = "… (+{n})"
-REGRESSED = "regressed fields ({n})"
-IMPROVED = "improved fields ({n})"
-FIXED = "not → fully correct ({n})"
-BROKE = "fully correct → not ({n})"
-NONE = "-"
-NOTE = "note: {note}"
-MD_TITLE = "## extract_mlflow diff: A → B"
-MD_FIELDS = "### Field F1 (largest drop first)"
-MD_DOCUMENTS = "### Documents that flipped"
-MD_NOTES = "### Notes"
 
 
 def signed(value: float | None) -> str:
@@ -43,10 +27,17 @@ def headline(name: str, f: FieldDelta) -> str:
     """``micro F1 0.866 → 0.991 (+0.125, 95% CI [+0.050, +0.200])``."""
     iv = f.interval
     extra = (
-        "" if iv is None else INTERVAL.format(confidence=iv.confidence, low=iv.low, high=iv.high)
+        ""
+        if iv is None
+        else tr("diff.interval", confidence=iv.confidence, low=iv.low, high=iv.high)
     )
-    return HEADLINE.format(
-        name=name, before=fmt(f.before), after=fmt(f.after), delta=signed(f.delta), interval=extra
+    return tr(
+        "diff.headline",
+        name=name,
+        before=fmt(f.before),
+        after=fmt(f.after),
+        delta=signed(f.delta),
+        interval=extra,
     )
 
 
@@ -61,7 +52,7 @@ def labels(d: Diff) -> tuple[str, str]:
 
 
 def _moves(fields: tuple[FieldDelta, ...]) -> str:
-    return ", ".join(f"{f.path} {signed(f.delta)}" for f in fields) or NONE
+    return ", ".join(f"{f.path} {signed(f.delta)}" for f in fields) or tr("diff.none")
 
 
 def flip_text(flip: Flip) -> str:
@@ -71,35 +62,42 @@ def flip_text(flip: Flip) -> str:
     if len(paths) > FIELDS_SHOWN:
         names += " " + MORE.format(n=len(paths) - FIELDS_SHOWN)
     if flip.status_before != flip.status_after:
-        names = f"{flip.status_before} → {flip.status_after}" + (f"; {names}" if names else "")
+        statuses = f"{status_text(flip.status_before)} → {status_text(flip.status_after)}"
+        names = statuses + (f"; {names}" if names else "")
     return f"{flip.id} ({names})" if names else flip.id
 
 
 def _sides(d: Diff) -> list[str]:
     c = d.comparison
-    out = [TOLERANCE.format(tolerance=d.tolerance)]
+    out = [tr("diff.tolerance", tolerance=d.tolerance)]
     if c.paired is not None:
-        out.insert(0, PAIRED.format(paired=c.paired, resamples=c.resamples, seed=c.seed))
+        out.insert(0, tr("diff.paired", paired=c.paired, resamples=c.resamples, seed=c.seed))
     return out
+
+
+def _header(confidence: float) -> tuple[str, ...]:
+    ci = tr("diff.head_ci", confidence=confidence)
+    return (tr("table.head_field"), "A", "B", tr("diff.head_delta"), ci)
 
 
 def diff_table(d: Diff) -> str:
     """Plain text for the terminal."""
     a, b = labels(d)
     c = d.comparison
-    out = [TITLE, SIDE.format(name="A", label=a), SIDE.format(name="B", label=b)]
-    out += ["; ".join(_sides(d)), headline(MICRO, d.micro), headline(MACRO, d.macro)]
-    head = tuple(h.format(confidence=c.confidence) for h in HEADER)
+    out = [tr("diff.title"), tr("diff.side", name="A", label=a), tr("diff.side", name="B", label=b)]
+    out += ["; ".join(_sides(d)), headline(tr("diff.micro"), d.micro)]
+    out.append(headline(tr("diff.macro"), d.macro))
+    head = _header(c.confidence)
     rows = [head] + [
         (f.path, fmt(f.before), fmt(f.after), signed(f.delta), interval_text(f)) for f in by_drop(d)
     ]
     out += ["", *aligned(rows)]
-    out += ["", f"{REGRESSED.format(n=len(d.regressions))}: {_moves(d.regressions)}"]
-    out.append(f"{IMPROVED.format(n=len(d.improvements))}: {_moves(d.improvements)}")
-    for title, flips in ((FIXED, d.fixed), (BROKE, d.broke)):
-        shown = "; ".join(flip_text(f) for f in flips) or NONE
-        out.append(f"{title.format(n=len(flips))}: {shown}")
-    out += [NOTE.format(note=n) for n in c.notes]
+    out += ["", f"{tr('diff.regressed', n=len(d.regressions))}: {_moves(d.regressions)}"]
+    out.append(f"{tr('diff.improved', n=len(d.improvements))}: {_moves(d.improvements)}")
+    for key, flips in (("diff.fixed", d.fixed), ("diff.broke", d.broke)):
+        shown = "; ".join(flip_text(f) for f in flips) or tr("diff.none")
+        out.append(f"{tr(key, n=len(flips))}: {shown}")
+    out += [tr("diff.note", note=n) for n in c.notes]
     return "\n".join(out) + "\n"
 
 
@@ -107,22 +105,26 @@ def diff_markdown(d: Diff) -> str:
     """Markdown for a CI job summary."""
     a, b = labels(d)
     c = d.comparison
-    lines = [MD_TITLE, "", f"- {SIDE.format(name='A', label=md_cell(a))}"]
-    lines += [f"- {SIDE.format(name='B', label=md_cell(b))}", *[f"- {s}" for s in _sides(d)]]
-    lines += [f"- {headline(MICRO, d.micro)}", f"- {headline(MACRO, d.macro)}", ""]
-    lines.append(f"- {REGRESSED.format(n=len(d.regressions))}: {md_cell(_moves(d.regressions))}")
-    lines.append(f"- {IMPROVED.format(n=len(d.improvements))}: {md_cell(_moves(d.improvements))}")
-    head = [h.format(confidence=c.confidence) for h in HEADER]
-    lines += ["", MD_FIELDS, "", "| " + " | ".join(head) + " |", "|---|---:|---:|---:|---:|"]
+    lines = [tr("diff.md_title"), "", f"- {tr('diff.side', name='A', label=md_cell(a))}"]
+    lines += [f"- {tr('diff.side', name='B', label=md_cell(b))}", *[f"- {s}" for s in _sides(d)]]
+    lines += [f"- {headline(tr('diff.micro'), d.micro)}"]
+    lines += [f"- {headline(tr('diff.macro'), d.macro)}", ""]
+    regressed = md_cell(_moves(d.regressions))
+    lines.append(f"- {tr('diff.regressed', n=len(d.regressions))}: {regressed}")
+    improved = md_cell(_moves(d.improvements))
+    lines.append(f"- {tr('diff.improved', n=len(d.improvements))}: {improved}")
+    head = _header(c.confidence)
+    lines += ["", tr("diff.md_fields"), "", "| " + " | ".join(head) + " |"]
+    lines.append("|---|---:|---:|---:|---:|")
     lines += [
         f"| `{md_cell(f.path)}` | {fmt(f.before)} | {fmt(f.after)} | {signed(f.delta)} "
         f"| {interval_text(f)} |"
         for f in by_drop(d)
     ]
-    lines += ["", MD_DOCUMENTS, ""]
-    for title, flips in ((FIXED, d.fixed), (BROKE, d.broke)):
-        shown = "; ".join(md_cell(flip_text(f)) for f in flips) or NONE
-        lines.append(f"- {title.format(n=len(flips))}: {shown}")
+    lines += ["", tr("diff.md_documents"), ""]
+    for key, flips in (("diff.fixed", d.fixed), ("diff.broke", d.broke)):
+        shown = "; ".join(md_cell(flip_text(f)) for f in flips) or tr("diff.none")
+        lines.append(f"- {tr(key, n=len(flips))}: {shown}")
     if c.notes:
-        lines += ["", MD_NOTES, "", *[f"- {md_cell(n)}" for n in c.notes]]
+        lines += ["", tr("diff.md_notes"), "", *[f"- {md_cell(n)}" for n in c.notes]]
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.language import tr
 from ..core.paths import document_leaves
 from ..core.text import compact, fmt
 from ..io.loading import load_gold
@@ -179,7 +180,7 @@ def hints_text(hints: Mapping[str, Sequence[Any]], value_limit: int = 60) -> str
     - total: 12.5 | 7
     - currency: "EUR"
     """
-    lines = ["Example values from other documents (formats, not answers):"]
+    lines = [tr("hints.title")]
     for path, values in hints.items():
         shown = " | ".join(_value(v, value_limit) for v in values)
         lines.append(f"- {path}: {shown}")

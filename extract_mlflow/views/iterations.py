@@ -14,6 +14,7 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..core.language import tr
 from ..core.text import fmt, md_cell, tex_escape
 from ..io.iterations import best_index, running_best
 from .markdown import markdown_table
@@ -217,6 +218,15 @@ def metrics_latex(rows: Sequence[LoopRow]) -> str:
 
 
 _TABLE_COLUMNS = ("f1", "f1_best", "precision", "recall", "composite", "tokens_per_doc")
+_TABLE_LABELS = {
+    "f1_best": "loop.best_f1",
+    "precision": "loop.precision",
+    "recall": "loop.recall",
+    "composite": "loop.composite",
+    "tokens_per_doc": "loop.tokens",
+}
+"""The terminal and markdown tables' column labels in the message catalogue (metrics.tex keeps
+:data:`LABELS`, in English)."""
 
 
 def _cell(key: str, value: float | None) -> str:
@@ -228,10 +238,11 @@ def _cell(key: str, value: float | None) -> str:
 def _table_rows(rows: Sequence[LoopRow], run_ids: Mapping[str, str]) -> list[tuple[str, ...]]:
     best = best_row(rows)
     cols = defined_columns(rows, _TABLE_COLUMNS)
-    head = ("iteration", *(LABELS[c] for c in cols), *(("run id",) if run_ids else ()), "")
+    labels = [tr(_TABLE_LABELS[c]) if c in _TABLE_LABELS else LABELS[c] for c in cols]
+    head = (tr("loop.iteration"), *labels, *((tr("loop.run_id"),) if run_ids else ()), "")
     out = [head]
     for i, r in enumerate(rows):
-        mark = "best" if i == best else "reference" if r.baseline else ""
+        mark = tr("loop.best") if i == best else tr("loop.reference") if r.baseline else ""
         run = (run_ids.get(r.name, ""),) if run_ids else ()
         out.append((r.name, *(_cell(c, r.values.get(c)) for c in cols), *run, mark))
     return out
@@ -247,7 +258,8 @@ def loop_markdown(rows: Sequence[LoopRow], run_ids: Mapping[str, str] | None = N
     """The loop as a markdown table, the best iteration in bold."""
     table = _table_rows(rows, run_ids or {})
     cells = [table[0], *((md_cell(t[0]), *t[1:]) for t in table[1:])]
-    marked = [t if t[-1] != "best" else tuple(f"**{c}**" if c else c for c in t) for t in cells]
+    best = tr("loop.best")
+    marked = [t if t[-1] != best else tuple(f"**{c}**" if c else c for c in t) for t in cells]
     return markdown_table(marked)
 
 

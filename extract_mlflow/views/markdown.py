@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..core.language import tr
 from ..core.text import compact, escape_pipes, fmt, md_cell, terminal_safe
 from ..fidelity.score import FidelitySummary
 from ..fidelity.values import BANDS, FLAGS, ValueFidelity
 from ..structure.score import METRICS, MetricValue, Slice, StructureSummary
 from .sections import (
-    _FIELD_HEAD,
     _field_row,
     fidelity_fields_by_bleu,
     fidelity_notes,
+    field_head,
     fields_by_f1,
     report_notes,
+    status_text,
 )
 
 if TYPE_CHECKING:
@@ -26,13 +28,13 @@ def _run_lines(report: Report) -> list[str]:
     """Layout, composite, cost and latency headline lines (only those that exist)."""
     lines = []
     if report.layout_score is not None:
-        lines.append(f"- layout score (mean): {fmt(report.layout_score)}")
-        lines.append(f"- composite (F1 × layout): {fmt(report.composite)}")
+        lines.append(tr("md.layout_score", value=fmt(report.layout_score)))
+        lines.append(tr("md.composite", value=fmt(report.composite)))
     if report.tokens_per_doc is not None:
-        lines.append(f"- tokens per document: {report.tokens_per_doc:.0f}")
+        lines.append(tr("md.tokens", n=report.tokens_per_doc))
     p50, p95 = report.latency_ms(0.5), report.latency_ms(0.95)
     if p50 is not None and p95 is not None:
-        lines.append(f"- latency p50 / p95: {p50:.0f} / {p95:.0f} ms")
+        lines.append(tr("md.latency", p50=p50, p95=p95))
     return lines
 
 
@@ -42,9 +44,9 @@ def _layout_markdown(report: Report) -> list[str]:
         return []
     lines = [
         "",
-        "## Pages",
+        tr("md.pages"),
         "",
-        "| document | layout | missing sections | rows (pred/gold) | F1 | composite |",
+        tr("md.pages_head"),
         "|---|---:|---|---:|---:|---:|",
     ]
     for d in docs:
@@ -57,29 +59,44 @@ def _layout_markdown(report: Report) -> list[str]:
         )
     recall = report.field_recall_lines()
     if recall:
-        lines += ["", "Recall by field, worst first: " + ", ".join(f"`{r}`" for r in recall)]
+        fields = ", ".join(f"`{r}`" for r in recall)
+        lines += ["", tr("md.recall_by_field", fields=fields)]
     problems = [(d.id, p) for d in docs if d.layout for p in d.layout.problems]
     lines += [f"- `{md_cell(i)}`: {md_cell(p)}" for i, p in problems]
     return lines
 
 
-def report_markdown(report: Report) -> str:
+def _headline_lines(report: Report) -> list[str]:
+    """The title and the headline scores of summary.md."""
     m = report.micro
-    lines = [
-        "# Extraction evaluation",
+    return [
+        tr("md.title"),
         "",
-        f"- documents: {len(report.documents)}",
-        f"- micro precision / recall / F1: {fmt(m.precision)} / {fmt(m.recall)} / {fmt(m.f1)}"
-        f" (TP {m.tp}, FP {m.fp}, FN {m.fn})",
-        f"- macro F1: {fmt(report.macro_f1)}",
-        f"- parse failures: {report.unreadable_lines} ({fmt(report.parse_failure_rate)})",
+        tr("md.documents", n=len(report.documents)),
+        tr(
+            "md.micro",
+            precision=fmt(m.precision),
+            recall=fmt(m.recall),
+            f1=fmt(m.f1),
+            tp=m.tp,
+            fp=m.fp,
+            fn=m.fn,
+        ),
+        tr("md.macro", value=fmt(report.macro_f1)),
+        tr("md.parse_failures", n=report.unreadable_lines, rate=fmt(report.parse_failure_rate)),
         *_run_lines(report),
-        f"- signature: `{report.signature()}`",
+        tr("md.signature", signature=report.signature()),
+    ]
+
+
+def report_markdown(report: Report) -> str:
+    lines = [
+        *_headline_lines(report),
         *_layout_markdown(report),
         "",
-        "## Fields (worst first)",
+        tr("md.fields"),
         "",
-        "| field | type | TP | FP | FN | precision | recall | F1 | errors |",
+        tr("md.fields_head"),
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for f in fields_by_f1(report):
@@ -91,7 +108,7 @@ def report_markdown(report: Report) -> str:
         )
     examples = [(f, e) for f in fields_by_f1(report) for e in f.examples]
     if examples:
-        lines += ["", "## Mismatch examples", "", "| field | document | error | expected | got |"]
+        lines += ["", tr("md.examples"), "", tr("md.examples_head")]
         lines.append("|---|---|---|---|---|")
         for f, e in examples:
             lines.append(
@@ -102,21 +119,23 @@ def report_markdown(report: Report) -> str:
     if worst:
         lines += [
             "",
-            "## Documents with the most errors",
+            tr("md.worst"),
             "",
-            "| document | status | FP | FN | F1 |",
+            tr("md.worst_head"),
         ]
         lines.append("|---|---|---:|---:|---:|")
         for d in worst:
             c = d.counts
-            lines.append(f"| {md_cell(d.id)} | {d.status} | {c.fp} | {c.fn} | {fmt(c.f1)} |")
+            lines.append(
+                f"| {md_cell(d.id)} | {status_text(d.status)} | {c.fp} | {c.fn} | {fmt(c.f1)} |"
+            )
     if report.fidelity is not None:
         lines += ["", fidelity_markdown(report.fidelity).rstrip()]
     if report.structure is not None:
         lines += ["", structure_markdown(report.structure).rstrip()]
     notes = report_notes(report)
     if notes:
-        lines += ["", "## Notes", "", *[f"- {n}" for n in notes]]
+        lines += ["", tr("md.notes"), "", *[f"- {n}" for n in notes]]
     return terminal_safe("\n".join(lines) + "\n")
 
 
@@ -136,28 +155,34 @@ def _grams(grams: Sequence[str]) -> str:
 
 
 def _grounded(v: ValueFidelity) -> str:
-    return "—" if v.grounded is None else ("yes" if v.grounded else "**no**")
+    return "—" if v.grounded is None else tr("md.yes" if v.grounded else "md.no")
 
 
 def fidelity_markdown(summary: FidelitySummary) -> str:
     """The fidelity section of summary.md (starts with a level-2 heading)."""
     o = summary.overall
     p = " / ".join(fmt(x) for x in o.precisions)
+    head = field_head()
     lines = [
-        "## Text fidelity",
+        tr("md.fidelity"),
         "",
-        f"- values n-gram scored: {o.values} ({o.empty} empty); grounding checked: {o.checked}",
-        f"- BLEU proxy (mean over values): {fmt(o.bleu_proxy)}; pooled p1..p4: {p}",
-        "- bands: " + ", ".join(f"{b} {o.bands[b]}" for b in BANDS),
-        "- flags: " + ", ".join(f"{f} {o.flags[f]}" for f in FLAGS),
-        f"- groundedness: {fmt(o.groundedness)} ({o.grounded}/{o.checked});"
-        f" hallucination rate: {fmt(o.hallucination_rate)}",
-        f"- approved by a reviewer: {o.approved}",
-        f"- signature: `{summary.signature()}`",
+        tr("md.fid_values", values=o.values, empty=o.empty, checked=o.checked),
+        tr("md.fid_bleu", bleu=fmt(o.bleu_proxy), precisions=p),
+        tr("md.fid_bands", bands=", ".join(f"{b} {o.bands[b]}" for b in BANDS)),
+        tr("md.fid_flags", flags=", ".join(f"{f} {o.flags[f]}" for f in FLAGS)),
+        tr(
+            "md.fid_grounded",
+            grounded=fmt(o.groundedness),
+            n=o.grounded,
+            checked=o.checked,
+            rate=fmt(o.hallucination_rate),
+        ),
+        tr("md.fid_approved", n=o.approved),
+        tr("md.signature", signature=summary.signature()),
         "",
-        "| " + " | ".join(_FIELD_HEAD) + " |",
-        "|---|" + "---:|" * (len(_FIELD_HEAD) - 1),
-        "| " + " | ".join(_field_row("**all**", o)) + " |",
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 1),
+        "| " + " | ".join(_field_row(tr("md.fid_all"), o)) + " |",
     ]
     for name, stats in fidelity_fields_by_bleu(summary):
         lines.append("| " + " | ".join(_field_row(f"`{name}`", stats)) + " |")
@@ -172,10 +197,9 @@ def _worst_markdown(summary: FidelitySummary) -> list[str]:
         return []
     lines = [
         "",
-        "### Values to review (worst first)",
+        tr("md.fid_worst"),
         "",
-        "| document | field | value | BLEU | band | flags | grounded | source span (score)"
-        " | extra n-grams | missing n-grams |",
+        tr("md.fid_worst_head"),
         "|---|---|---|---:|---|---|---|---|---|---|",
     ]
     for v in worst:
@@ -194,9 +218,9 @@ def _approved_markdown(summary: FidelitySummary) -> list[str]:
         return []
     lines = [
         "",
-        "### Approved by a reviewer (flags cleared, scores kept)",
+        tr("md.fid_approved_title"),
         "",
-        "| document | field | value | BLEU | cleared flags | grounded | note |",
+        tr("md.fid_approved_head"),
         "|---|---|---|---:|---|---|---|",
     ]
     for v in approved:
@@ -212,9 +236,9 @@ def _injection_markdown(summary: FidelitySummary) -> list[str]:
         return []
     lines = [
         "",
-        "### Prompt-like text in source documents",
+        tr("md.injection"),
         "",
-        "| document | line | pattern | text |",
+        tr("md.injection_head"),
         "|---|---:|---|---|",
     ]
     for doc_id, findings in summary.injection.items():
@@ -225,15 +249,15 @@ def _injection_markdown(summary: FidelitySummary) -> list[str]:
 
 def _notes_markdown(summary: FidelitySummary) -> list[str]:
     notes = fidelity_notes(summary)
-    return ["", "### Fidelity notes", "", *[f"- {n}" for n in notes]] if notes else []
+    return ["", tr("md.fid_notes"), "", *[f"- {n}" for n in notes]] if notes else []
 
 
 def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
     if not headline:
-        return ["No structure fields in the gold set."]
-    lines = ["| metric | value | 95% CI | documents |", "|---|---:|---|---:|"]
+        return [tr("md.no_structure")]
+    lines = [tr("md.structure_head"), "|---|---:|---|---:|"]
     for name, m in headline.items():
-        ci = f"{fmt(m.ci_low)}–{fmt(m.ci_high)}" + (" (degenerate)" if m.degenerate else "")
+        ci = f"{fmt(m.ci_low)}–{fmt(m.ci_high)}" + (tr("md.degenerate") if m.degenerate else "")
         lines.append(f"| {name} | {fmt(m.value)} | {ci} | {m.documents} |")
     return lines
 
@@ -241,7 +265,7 @@ def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
 def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
     names = [n for n in METRICS if any(n in s.values for s in slices)]
     cell = escape_pipes(attribute)
-    lines = [f"| {cell} | documents | " + " | ".join(names) + " |"]
+    lines = [f"| {cell} | {tr('md.documents_col')} | " + " | ".join(names) + " |"]
     lines.append("|---|---:|" + "---:|" * len(names))
     for s in slices:
         values = " | ".join(fmt(s.values.get(n)) for n in names)
@@ -252,11 +276,11 @@ def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
 
 def structure_markdown(summary: StructureSummary) -> str:
     """The "Document structure" section of ``summary.md``."""
-    lines = ["## Document structure", "", *_headline_table(summary.headline)]
+    lines = [tr("md.structure"), "", *_headline_table(summary.headline)]
     for attribute, slices in summary.slices.items():
-        lines += ["", f"### By {attribute}", "", *_slice_table(attribute, slices)]
+        lines += ["", tr("md.by", attribute=attribute), "", *_slice_table(attribute, slices)]
     if summary.notes:
-        lines += ["", "Notes:", "", *(f"- {n}" for n in summary.notes)]
+        lines += ["", tr("md.structure_notes"), "", *(f"- {n}" for n in summary.notes)]
     return "\n".join(lines) + "\n"
 
 

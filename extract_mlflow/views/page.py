@@ -19,36 +19,15 @@ from html import escape
 from typing import Any
 
 from ..comparison import Comparison, MetricRow
+from ..core.language import current_language, tr
 from ..core.paths import document_leaves
 from ..core.text import compact, fmt
 from ..diffing import BROKE, FIXED, Diff, FieldDelta, Flip, Sides, fields_of
 from .comparison import verdict
+from .sections import status_text
 
-DIFF_TITLE = "extract_mlflow diff"
-COMPARE_TITLE = "extract_mlflow compare"
-SIDE_A, SIDE_B, GOLD = "A", "B", "gold"
-OVERVIEW = "Overview"
-FIELDS = "Field F1"
-FIELDS_HINT = "Click a column header to sort; the page opens sorted by Δ, largest drop first."
-FLIPS = "Documents that flipped"
-FIXED_TITLE = "not → fully correct"
-BROKE_TITLE = "fully correct → not"
-SIDE_BY_SIDE = "Flipped documents side by side"
-SIDE_HINT = "Highlighted: leaves the scorer marked wrong; marked values are the wrong ones."
-REGRESSED_DOCS = "Most regressed documents"
-NOTES = "Notes"
+SIDE_A, SIDE_B = "A", "B"
 NONE = "—"
-NO_LINE = "no prediction line, or an unreadable one"
-PAIRED = (
-    "{paired} paired documents, {resamples} resamples (seed {seed}), {confidence:.0%} intervals"
-)
-HEAD_METRIC = ("metric", "A", "B", "Δ", "{confidence:.0%} CI", "")
-HEAD_FIELDS = ("field", "A", "B", "Δ", "{confidence:.0%} CI", "bar")
-HEAD_SIDES = ("leaf", GOLD, SIDE_A, SIDE_B)
-HEAD_REGRESSED = ("document", "F1", "errors (FP+FN)")
-CHANGED = "changed fields: {fields}"
-STATUS = "status {before} → {after}"
-MICRO, MACRO = "micro F1", "macro F1"
 VALUE_LIMIT = 300  # characters of one value shown in the side-by-side tables
 
 CSS = """
@@ -115,9 +94,27 @@ class Page:
     verdict: str | None = None
 
 
+def _head_metric(confidence: float) -> tuple[str, ...]:
+    ci = tr("diff.head_ci", confidence=confidence)
+    return (tr("page.head_metric"), SIDE_A, SIDE_B, "Δ", ci, "")
+
+
+def _head_fields(confidence: float) -> tuple[str, ...]:
+    ci = tr("diff.head_ci", confidence=confidence)
+    return (tr("table.head_field"), SIDE_A, SIDE_B, "Δ", ci, tr("page.head_bar"))
+
+
+def _head_sides() -> tuple[str, ...]:
+    return (tr("page.head_leaf"), tr("page.gold"), SIDE_A, SIDE_B)
+
+
+def _head_regressed() -> tuple[str, ...]:
+    return (tr("page.head_document"), "F1", tr("page.head_errors"))
+
+
 def diff_page(d: Diff, sides: Mapping[str, Sides] | None = None) -> str:
     """The page of a diff; `sides` (document id → gold, A, B) adds the side-by-side view."""
-    return render(Page(DIFF_TITLE, d.comparison, d.fields, d.flips, sides or {}))
+    return render(Page(tr("page.diff_title"), d.comparison, d.fields, d.flips, sides or {}))
 
 
 def comparison_page(c: Comparison, flips: Sequence[Flip] | None = None) -> str:
@@ -125,7 +122,7 @@ def comparison_page(c: Comparison, flips: Sequence[Flip] | None = None) -> str:
     changed fields when the per-document counts were at hand, else the flipped ids alone."""
     if flips is None:
         flips = [Flip(i, FIXED, ()) for i in c.fixed] + [Flip(i, BROKE, ()) for i in c.broke]
-    return render(Page(COMPARE_TITLE, c, fields_of(c), tuple(flips), {}, verdict(c)))
+    return render(Page(tr("page.compare_title"), c, fields_of(c), tuple(flips), {}, verdict(c)))
 
 
 def e(value: Any) -> str:
@@ -138,7 +135,7 @@ def render(page: Page) -> str:
     a, b = c.baseline_ref or SIDE_A, c.candidate_ref or SIDE_B
     parts = [
         "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        f'<html lang="{current_language()}"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         f"<title>{e(page.title)}: {e(a)} → {e(b)}</title>",
         f"<style>{CSS}</style></head><body>",
@@ -153,7 +150,11 @@ def render(page: Page) -> str:
     parts += _regressed(c) if not page.sides else []
     parts += _side_by_side(page.flips, page.sides)
     if c.notes:
-        parts += [f"<h2>{NOTES}</h2><ul>", *(f"<li>{e(n)}</li>" for n in c.notes), "</ul>"]
+        parts += [
+            f"<h2>{tr('page.notes')}</h2><ul>",
+            *(f"<li>{e(n)}</li>" for n in c.notes),
+            "</ul>",
+        ]
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"
 
@@ -211,16 +212,21 @@ def _row_delta(row: MetricRow | None, name: str) -> FieldDelta:
 
 
 def _overview(c: Comparison) -> list[str]:
-    out = [f"<h2>{OVERVIEW}</h2>"]
+    out = [f"<h2>{tr('page.overview')}</h2>"]
     if c.paired is not None:
-        text = PAIRED.format(
-            paired=c.paired, resamples=c.resamples, seed=c.seed, confidence=c.confidence
+        text = tr(
+            "page.paired",
+            paired=c.paired,
+            resamples=c.resamples,
+            seed=c.seed,
+            confidence=c.confidence,
         )
         out.append(f'<p class="muted">{e(text)}</p>')
-    head = "".join(f"<th>{e(h.format(confidence=c.confidence))}</th>" for h in HEAD_METRIC)
+    head = "".join(f"<th>{e(h)}</th>" for h in _head_metric(c.confidence))
     out.append(f'<table id="overview"><thead><tr>{head}</tr></thead><tbody>')
     rows = [
-        _row_delta(c.row(metric), name) for name, metric in ((MICRO, "f1"), (MACRO, "macro_f1"))
+        _row_delta(c.row(metric), name)
+        for name, metric in ((tr("diff.micro"), "f1"), (tr("diff.macro"), "macro_f1"))
     ]
     scale = bar_scale(rows)
     for f in rows:
@@ -244,9 +250,9 @@ def _fields(fields: Sequence[FieldDelta], confidence: float) -> list[str]:
     types = ("text", "num", "num", "num", "", "")
     head = "".join(
         f'<th data-key="{k}"' + (f' data-type="{t}"' if t else "") + f">{e(h)}</th>"
-        for k, t, h in zip(keys, types, HEAD_FIELDS, strict=True)
-    ).replace("{confidence:.0%}", f"{confidence:.0%}")
-    out = [f"<h2>{FIELDS}</h2>", f'<p class="muted">{FIELDS_HINT}</p>']
+        for k, t, h in zip(keys, types, _head_fields(confidence), strict=True)
+    )
+    out = [f"<h2>{tr('page.fields')}</h2>", f'<p class="muted">{tr("page.fields_hint")}</p>']
     out.append(f'<table id="fields"><thead><tr>{head}</tr></thead><tbody>')
     scale = bar_scale(fields)
     for f in fields:
@@ -266,9 +272,17 @@ def _flip_line(f: Flip, anchor: str | None) -> str:
     name = f'<a href="#{anchor}">{e(f.id)}</a>' if anchor else e(f.id)
     details = []
     if f.status_before != f.status_after:
-        details.append(e(STATUS.format(before=f.status_before, after=f.status_after)))
+        details.append(
+            e(
+                tr(
+                    "page.status",
+                    before=status_text(f.status_before),
+                    after=status_text(f.status_after),
+                )
+            )
+        )
     if f.fields:
-        details.append(e(CHANGED.format(fields=", ".join(c.path for c in f.fields))))
+        details.append(e(tr("page.changed", fields=", ".join(c.path for c in f.fields))))
     return f"<li><code>{name}</code>" + (f": {'; '.join(details)}" if details else "") + "</li>"
 
 
@@ -277,8 +291,8 @@ def _anchors(flips: Sequence[Flip], sides: Mapping[str, Sides]) -> dict[str, str
 
 
 def _flips(flips: Sequence[Flip], anchors: Mapping[str, str]) -> list[str]:
-    out = [f"<h2>{FLIPS}</h2>"]
-    for title, direction in ((FIXED_TITLE, FIXED), (BROKE_TITLE, BROKE)):
+    out = [f"<h2>{tr('page.flips')}</h2>"]
+    for title, direction in ((tr("page.fixed"), FIXED), (tr("page.broke"), BROKE)):
         chosen = [f for f in flips if f.direction == direction]
         out.append(f"<h3>{e(title)} ({len(chosen)})</h3>")
         items = [_flip_line(f, anchors.get(f.id)) for f in chosen]
@@ -289,8 +303,8 @@ def _flips(flips: Sequence[Flip], anchors: Mapping[str, str]) -> list[str]:
 def _regressed(c: Comparison) -> list[str]:
     if not c.regressed:
         return []
-    head = "".join(f"<th>{e(h)}</th>" for h in HEAD_REGRESSED)
-    out = [f"<h2>{REGRESSED_DOCS}</h2>", f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    head = "".join(f"<th>{e(h)}</th>" for h in _head_regressed())
+    out = [f"<h2>{tr('page.regressed_docs')}</h2>", f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for d in c.regressed:
         out.append(
             f"<tr><td><code>{e(d.id)}</code></td><td>{fmt(d.baseline_f1)} → "
@@ -320,7 +334,7 @@ def _sides_table(s: Sides) -> list[str]:
     skip = {s.id_key}
     gold, a, b = _leaves(s.gold, skip), _leaves(s.a, skip), _leaves(s.b, skip)
     paths = list(dict.fromkeys([*gold, *a, *b, *s.wrong_a, *s.wrong_b]))
-    head = "".join(f"<th>{e(h)}</th>" for h in HEAD_SIDES)
+    head = "".join(f"<th>{e(h)}</th>" for h in _head_sides())
     out = [f'<table class="sides"><thead><tr>{head}</tr></thead><tbody>']
     for path in paths:
         out.append(
@@ -329,7 +343,7 @@ def _sides_table(s: Sides) -> list[str]:
         )
     out.append("</tbody></table>")
     missing = [name for name, doc in ((SIDE_A, s.a), (SIDE_B, s.b)) if doc is None]
-    out += [f'<p class="muted">{name}: {NO_LINE}</p>' for name in missing]
+    out += [f'<p class="muted">{name}: {tr("page.no_line")}</p>' for name in missing]
     return out
 
 
@@ -337,11 +351,11 @@ def _side_by_side(flips: Sequence[Flip], sides: Mapping[str, Sides]) -> list[str
     anchors = _anchors(flips, sides)
     if not anchors:
         return []
-    out = [f"<h2>{SIDE_BY_SIDE}</h2>", f'<p class="muted">{SIDE_HINT}</p>']
+    out = [f"<h2>{tr('page.side_by_side')}</h2>", f'<p class="muted">{tr("page.side_hint")}</p>']
     for f in flips:
         if f.id not in anchors:
             continue
-        title = FIXED_TITLE if f.direction == FIXED else BROKE_TITLE
+        title = tr("page.fixed") if f.direction == FIXED else tr("page.broke")
         out.append(f'<section id="{anchors[f.id]}"><h3><code>{e(f.id)}</code> ({e(title)})</h3>')
         out += [*_sides_table(sides[f.id]), "</section>"]
     return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..core.language import tr
+from ..core.messages import MESSAGES
 from ..core.text import fmt
 from ..fidelity.score import FidelityStats, FidelitySummary
 from ..fidelity.values import BANDS, NEW_VOCABULARY, PARAPHRASE
@@ -26,29 +28,41 @@ def fields_by_f1(report: Report) -> list[FieldResult]:
     )
 
 
+def status_text(status: str | None) -> str:
+    """A document status (``scored``, ``missing``, ``parse_failure``) in the current language."""
+    key = f"status.{status}"
+    return tr(key) if key in MESSAGES else str(status)
+
+
 def report_notes(report: Report) -> list[str]:
-    notes = [f"warning: {w}" for w in report.warnings]
+    notes = [tr("note.warning", message=w) for w in report.warnings]
     for d in report.documents:
         if d.status == "parse_failure":
-            notes.append(f"parse failure in `{d.id}`: {d.reason}")
+            notes.append(tr("note.parse_failure", doc_id=d.id, reason=d.reason))
     missing = [d.id for d in report.documents if d.status == "missing"]
     if missing:
-        notes.append(f"no prediction for {len(missing)} document(s): {', '.join(missing[:20])}")
+        notes.append(tr("note.missing", n=len(missing), ids=", ".join(missing[:20])))
     if report.unknown_ids:
-        notes.append(
-            f"{len(report.unknown_ids)} prediction(s) for ids not in gold (not scored): "
-            + ", ".join(report.unknown_ids[:20])
-        )
+        ids = ", ".join(report.unknown_ids[:20])
+        notes.append(tr("note.unknown", n=len(report.unknown_ids), ids=ids))
     for u in report.unattributed:
-        notes.append(f"prediction line without a usable id (not scored): {u}")
+        notes.append(tr("note.unattributed", line=u))
     if report.skipped:
-        notes.append("skipped (ignore = true): " + ", ".join(f"`{s}`" for s in report.skipped))
+        notes.append(tr("note.skipped", paths=", ".join(f"`{s}`" for s in report.skipped)))
     for path, n in report.gold_type_errors.items():
-        notes.append(f"{n} gold value(s) of `{path}` do not read as its type; compared as text")
+        notes.append(tr("note.gold_type", n=n, path=path))
     for d in report.layouts:
         if d.layout is not None and d.layout.missing:
             why = ", ".join(f"{t} ({w})" for t, w in d.layout.missing.items())
-            notes.append(f"`{d.id}` layout {len(d.layout.present)}/{d.layout.required}: {why}")
+            notes.append(
+                tr(
+                    "note.layout",
+                    doc_id=d.id,
+                    present=len(d.layout.present),
+                    required=d.layout.required,
+                    why=why,
+                )
+            )
     notes.extend(report.notes)
     return notes
 
@@ -82,41 +96,37 @@ def _field_row(name: str, s: FidelityStats) -> list[str]:
     ]
 
 
-_FIELD_HEAD = [
-    "field",
-    "scored",
-    "BLEU proxy",
-    "p1",
-    "p2",
-    "p3",
-    "p4",
-    "E/G/S",
-    "new vocab",
-    "paraphrase",
-    "grounded",
-    "halluc. rate",
-]
+def field_head() -> list[str]:
+    """The head of the fidelity table (terminal and markdown)."""
+    return [
+        tr("table.head_field"),
+        tr("fid.head_scored"),
+        tr("fid.head_bleu"),
+        "p1",
+        "p2",
+        "p3",
+        "p4",
+        tr("fid.head_bands"),
+        tr("fid.head_new_vocab"),
+        tr("fid.head_paraphrase"),
+        tr("fid.head_grounded"),
+        tr("fid.head_rate"),
+    ]
 
 
 def fidelity_notes(summary: FidelitySummary) -> list[str]:
     notes = []
     if summary.unchecked:
-        notes.append(
-            f"{len(summary.unchecked)} document(s) without a source (unchecked): "
-            + ", ".join(summary.unchecked[:20])
-        )
+        ids = ", ".join(summary.unchecked[:20])
+        notes.append(tr("note.unchecked", n=len(summary.unchecked), ids=ids))
     if summary.no_prediction:
-        notes.append(
-            f"{len(summary.no_prediction)} document(s) without a usable prediction "
-            "(missing or unparseable; nothing to check): " + ", ".join(summary.no_prediction[:20])
-        )
+        ids = ", ".join(summary.no_prediction[:20])
+        notes.append(tr("note.no_prediction", n=len(summary.no_prediction), ids=ids))
     if summary.empty_sources:
-        notes.append("source(s) with no text: " + ", ".join(summary.empty_sources[:20]))
+        notes.append(tr("note.empty_sources", ids=", ".join(summary.empty_sources[:20])))
     if summary.unused_sources:
-        notes.append(
-            f"{len(summary.unused_sources)} source(s) for ids not in gold: "
-            + ", ".join(summary.unused_sources[:20])
-        )
+        ids = ", ".join(summary.unused_sources[:20])
+        notes.append(tr("note.unused_sources", n=len(summary.unused_sources), ids=ids))
     for doc_id, path in summary.unused_approvals:
-        notes.append(f"approval for {doc_id} `{path}` matched no checked value")
+        notes.append(tr("note.unused_approval", doc_id=doc_id, path=path))
     return notes

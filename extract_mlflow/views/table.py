@@ -6,49 +6,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import fmt, terminal_safe
+from ..core.language import tr
+from ..core.text import display_width, fmt, pad, terminal_safe, truncate
 from ..fidelity.score import FidelitySummary
+from ..fields.scorer import CATEGORIES
 from .sections import (
-    _FIELD_HEAD,
     _field_row,
     fidelity_fields_by_bleu,
     fidelity_notes,
+    field_head,
     fields_by_f1,
     report_notes,
+    status_text,
 )
 
 if TYPE_CHECKING:
     from ..report import Report
 
 
+FIELD_WIDTH = 32  # field paths longer than this are cut with "…" in the terminal table
+WORST_SHOWN = 5  # documents listed under "most errors"
+
+
 def report_table(report: Report) -> str:
-    """A plain-text table for the terminal."""
-    m = report.micro
-    head = (
-        f"documents {len(report.documents)}  precision {fmt(m.precision)}  recall {fmt(m.recall)}"
-        f"  F1 {fmt(m.f1)}  macro F1 {fmt(report.macro_f1)}"
-        f"  parse failures {report.unreadable_lines}"
-    )
-    if report.layout_score is not None:
-        head += f"  layout {fmt(report.layout_score)}  composite {fmt(report.composite)}"
-    if report.tokens_per_doc is not None:
-        head += f"  tokens/doc {report.tokens_per_doc:.0f}"
-    rows = [("field", "type", "TP", "FP", "FN", "P", "R", "F1")]
-    for f in fields_by_f1(report):
-        c = f.counts
-        rows.append(
-            (
-                f.path,
-                f.type,
-                str(c.tp),
-                str(c.fp),
-                str(c.fn),
-                fmt(c.precision),
-                fmt(c.recall),
-                fmt(c.f1),
-            )
-        )
-    out = [head, "", *aligned(rows, left=2)]
+    """A plain-text table for the terminal: a header (documents, parse failures, unknown ids,
+    the headline scores), one row per field worst first with its errors by kind, the documents
+    with the most errors, the notes and a one-line legend."""
+    out = [*_header(report), "", *aligned(_field_rows(report), left=2, last_left=True)]
+    out += _worst_lines(report)
     if report.fidelity is not None:
         out += ["", fidelity_table(report.fidelity).rstrip()]
     if report.structure is not None:
@@ -56,13 +41,83 @@ def report_table(report: Report) -> str:
     notes = report_notes(report)
     if notes:
         out += ["", *notes]
+    out += ["", tr("table.legend")]
     return terminal_safe("\n".join(out) + "\n")
+
+
+def _header(report: Report) -> list[str]:
+    """Two lines: what was scored, then the headline scores."""
+    m = report.micro
+    counts = tr(
+        "table.counts",
+        documents=len(report.documents),
+        failures=report.unreadable_lines,
+        unknown=len(report.unknown_ids),
+    )
+    scores = tr(
+        "table.scores",
+        precision=fmt(m.precision),
+        recall=fmt(m.recall),
+        f1=fmt(m.f1),
+        macro=fmt(report.macro_f1),
+    )
+    if report.layout_score is not None:
+        scores += tr(
+            "table.layout", layout=fmt(report.layout_score), composite=fmt(report.composite)
+        )
+    if report.tokens_per_doc is not None:
+        scores += tr("table.tokens", tokens=report.tokens_per_doc)
+    return [counts, scores]
+
+
+def _field_rows(report: Report) -> list[tuple[str, ...]]:
+    head = (tr("table.head_field"), tr("table.head_type"), "TP", "FP", "FN", "P", "R", "F1")
+    rows: list[tuple[str, ...]] = [(*head, tr("table.head_errors"))]
+    for f in fields_by_f1(report):
+        c = f.counts
+        rows.append(
+            (
+                truncate(f.path, FIELD_WIDTH),
+                f.type,
+                str(c.tp),
+                str(c.fp),
+                str(c.fn),
+                fmt(c.precision),
+                fmt(c.recall),
+                fmt(c.f1),
+                error_counts(f.errors),
+            )
+        )
+    return rows
+
+
+def error_counts(errors: dict[str, int]) -> str:
+    """``wrong_value=3 missing=1``: the non-zero error kinds, in the report's category order.
+
+    >>> error_counts({"missing": 1, "wrong_value": 3, "hallucinated": 0})
+    'wrong_value=3 missing=1'
+    """
+    order = {cat: n for n, cat in enumerate(CATEGORIES)}
+    kinds = sorted((k for k, v in errors.items() if v), key=lambda k: (order.get(k, len(order)), k))
+    return " ".join(f"{k}={errors[k]}" for k in kinds)
+
+
+def _worst_lines(report: Report) -> list[str]:
+    """The documents with the most errors (FP + FN), a few lines."""
+    worst = report.worst_documents(WORST_SHOWN)
+    if not worst:
+        return []
+    rows = [(tr("table.head_worst"), tr("table.head_status"), "FP", "FN", "F1")]
+    for d in worst:
+        c = d.counts
+        rows.append((d.id, status_text(d.status), str(c.fp), str(c.fn), fmt(c.f1)))
+    return ["", *aligned(rows, left=2)]
 
 
 def _structure_table(summary: Any) -> str:
     """Structure metrics with their 95% intervals, one per line."""
     metrics = summary.metrics()
-    lines = ["structure metrics (95% bootstrap interval)"]
+    lines = [tr("table.structure")]
     for name in sorted(k for k in metrics if "_ci_" not in k and "_by_" not in k):
         low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
         interval = f"  [{fmt(low)}, {fmt(high)}]" if low is not None else ""
@@ -73,35 +128,41 @@ def _structure_table(summary: Any) -> str:
 def fidelity_table(summary: FidelitySummary) -> str:
     """A plain-text table for the terminal: overall, then one row per field."""
     o = summary.overall
-    head = (
-        f"text fidelity  BLEU proxy {fmt(o.bleu_proxy)}  groundedness {fmt(o.groundedness)}"
-        f"  hallucination rate {fmt(o.hallucination_rate)}  approved {o.approved}"
+    head = tr(
+        "table.fidelity",
+        bleu=fmt(o.bleu_proxy),
+        grounded=fmt(o.groundedness),
+        rate=fmt(o.hallucination_rate),
+        approved=o.approved,
     )
-    rows = [_FIELD_HEAD, _field_row("(all)", o)]
+    rows = [field_head(), _field_row(tr("fid.all"), o)]
     rows += [_field_row(name, stats) for name, stats in fidelity_fields_by_bleu(summary)]
     out = [head, "", *aligned(rows)]
     for doc_id, findings in summary.injection.items():
-        out.append(
-            f"prompt-like text in {doc_id}: "
-            + ", ".join(f"line {f.line} {f.pattern}" for f in findings)
+        lines = ", ".join(
+            tr("table.injection_line", line=f.line, pattern=f.pattern) for f in findings
         )
+        out.append(tr("table.injection", doc_id=doc_id, findings=lines))
     out += fidelity_notes(summary)
     return "\n".join(out) + "\n"
 
 
-def aligned(rows: Sequence[Sequence[str]], *, left: int = 1, rule: bool = True) -> list[str]:
+def aligned(
+    rows: Sequence[Sequence[str]], *, left: int = 1, rule: bool = True, last_left: bool = False
+) -> list[str]:
     """Rows as aligned plain-text lines: the first `left` columns padded on the right, the
     others on the left (numbers), two spaces between columns, trailing blanks cut; with `rule`,
-    a line of dashes under the first row (the header).
+    a line of dashes under the first row (the header); with `last_left`, the last column is
+    text, padded on the right too.
 
     >>> aligned([("name", "n"), ("a", "10")])
     ['name   n', '----  --', 'a     10']
     """
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for n, r in enumerate(rows):
         cells = [
-            c.ljust(w) if i < left else c.rjust(w)
+            pad(c, w, right=not (i < left or (last_left and i == len(widths) - 1)))
             for i, (c, w) in enumerate(zip(r, widths, strict=False))
         ]
         out.append("  ".join(cells).rstrip())
