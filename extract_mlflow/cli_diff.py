@@ -101,7 +101,9 @@ def diff_command(
         check_reachable(resolve_tracking_uri(tracking_uri))
     evaluate_options = {name: options[name] for name in EVALUATE_OPTIONS}
     report_a = scored_report(gold, pred_a, config_path, strict, evaluate_options)
-    report_b = scored_report(gold, pred_b, config_path, strict, evaluate_options, warn=False)
+    report_b = scored_report(
+        gold, pred_b, config_path, strict, evaluate_options, shown=report_a.warnings
+    )
     result = diff(
         report_a, report_b, tolerance, seed=seed, resamples=resamples,
         labels=(str(pred_a), str(pred_b)),

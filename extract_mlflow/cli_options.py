@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -479,18 +479,19 @@ def scored_report(
     strict: bool,
     options: dict[str, Any],
     *,
-    warn: bool = True,
+    shown: Collection[str] = (),
 ) -> Report:
     """One evaluation (`options`: the keyword arguments of `evaluate`), its config warnings
-    (an error under --strict; not repeated when `warn` is False: a second prediction file of
-    the same gold set and config has the same ones) and one progress line per page."""
+    (an error under --strict; those in `shown` are not repeated: a second prediction file of
+    the same gold set and config mostly has the same ones) and one progress line per page."""
     from .evaluation.evaluate import evaluate
 
     report = evaluate(gold, pred, config_path, **options)
     if strict and report.warnings:
         raise ConfigError(tr("cli.strict", warnings="; ".join(report.warnings)))
-    for warning in report.warnings if warn else ():
-        say(f"warning: {warning}")
+    for warning in report.warnings:
+        if warning not in shown:
+            say(f"warning: {warning}")
     for doc in report.layouts:  # pages are few and large: one progress line each
         say(doc.progress_line())
     return report

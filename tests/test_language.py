@@ -134,20 +134,23 @@ def invoke(args: list[str], env: dict[str, str | None] | None = None) -> tuple[i
 
 
 def check_command(
-    args: list[str], formats: tuple[str, ...] = ("table", "md"), *, also: list[str] | None = None
+    args: list[str],
+    formats: tuple[str, ...] = ("table", "md"),
+    *,
+    also: list[list[str]] | None = None,
 ) -> None:
     """`args` in Korean: every line for people has Hangul, in every human format; the same
     output from the locale as from --lang; JSON identical in both languages and the default.
-    `also`: a `score` whose JSON holds data the command prints but its JSON leaves out (the
-    config warnings of `diff`)."""
+    `also`: `score` commands whose JSON holds data the command prints but its JSON leaves out
+    (the config warnings of `diff`, which depend on each prediction file)."""
     jsons = {
         lang: invoke([*args, "--format", "json", *(["--lang", lang] if lang else [])])
         for lang in (None, "en", "ko")
     }
     assert jsons[None][:2] == jsons["en"][:2] == jsons["ko"][:2]  # exit code and stdout
     data = data_strings(json.loads(jsons["ko"][1]))
-    if also is not None:
-        data |= data_strings(json.loads(invoke([*also, "--format", "json"])[1]))
+    for command in also or []:
+        data |= data_strings(json.loads(invoke([*command, "--format", "json"])[1]))
     for fmt in formats:
         code, out, err = invoke([*args, "--format", fmt, "--lang", "ko"])
         assert lines_without_korean(out, data) == [], fmt
@@ -166,7 +169,7 @@ def test_score_in_korean() -> None:
 
 def test_diff_in_korean_and_its_page() -> None:
     args = ["diff", GOLD, BASE, IMPROVED, "--config", CONFIG]
-    score = ["score", GOLD, BASE, "--config", CONFIG, "--no-log"]
+    score = [["score", GOLD, pred, "--config", CONFIG, "--no-log"] for pred in (BASE, IMPROVED)]
     check_command(args, also=score)
     swapped = ["diff", GOLD, IMPROVED, BASE, "--config", CONFIG, "--fail-on-regression"]
     check_command(swapped, also=score)
