@@ -397,3 +397,17 @@ def test_positions_follow_the_gold_lines_whatever_the_prediction_order(rows: lis
         (4, "d", "missing"),
     ]
     assert all("position" not in d.to_dict() for d in r.documents)
+
+
+def test_equally_good_pairings_do_not_depend_on_list_order() -> None:
+    """Gold {a,b} is as similar to pred {a,c} as to pred {b,c} (one leaf each): which one it
+    pairs with must not depend on how the lists are ordered (it once did, giving w[].a either
+    TP 2 or TP 1 FP 1 FN 1)."""
+    gold_items = [{"a": None}, {"a": 0}, {"a": None}, {"a": 0, "b": 0}]
+    pred_items = [{"a": 0}, {"a": 0, "c": 0}, {"b": 0, "c": 0}]
+    seen = set()
+    for g in itertools.permutations(gold_items):
+        for p in itertools.permutations(pred_items):
+            r = evaluate([{"id": "x", "w": list(g)}], [{"id": "x", "w": list(p)}])
+            seen.add(tuple((path, counts(r, path)) for path in sorted(r.fields)))
+    assert len(seen) == 1

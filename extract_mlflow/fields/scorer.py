@@ -7,13 +7,13 @@ Paths: ``vendor.name`` for nested objects, ``line_items[].qty`` for leaves of li
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..config import Config
 from ..core.paths import PRUNED, PathCache, flat_item, is_absent, walk
@@ -282,6 +282,11 @@ class FieldScorer:
                 acc.merge(scratch)
                 return
         elif left_g and left_p:
+            # Equally good pairings are told apart by content, never by list order: the
+            # leftovers are put in a canonical order first, so reordering either list cannot
+            # change which items pair up (and so cannot change the counts).
+            left_g = sorted(left_g, key=lambda i: canonical(gold[i]))
+            left_p = sorted(left_p, key=lambda j: canonical(pred[j]))
             g_items = [gold[i] for i in left_g]
             p_items = [pred[j] for j in left_p]
             sim = self._similarity(g_items, p_items, ipath)
@@ -386,6 +391,10 @@ class FieldScorer:
             lp = [j for j in range(len(pred)) if j not in matched_p and cp[j] is not TYPE_ERROR]
             if lg and lp:
                 eq = np.array([[comp.equal(cg[i], cp[j]) for j in lp] for i in lg], dtype=float)
+                from scipy.optimize import (
+                    linear_sum_assignment,
+                )  # only here: scipy is slow to import
+
                 rows, cols = linear_sum_assignment(eq, maximize=True)
                 for r, c in zip(rows, cols, strict=True):
                     if eq[r, c] > 0:
@@ -411,3 +420,8 @@ class FieldScorer:
             g for g in sorted(gold, key=repr) if self.comparators.for_leaf(ipath, g).type == best
         )
         return self.comparators.for_leaf(ipath, rep)
+
+
+def canonical(value: Any) -> str:
+    """A list item as canonical JSON text (keys sorted): equal items, equal text."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
