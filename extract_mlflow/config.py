@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from .core.paths import PATH_PATTERN
+from .core.paths import EMPTY_KINDS, PATH_PATTERN, EmptyKind
 from .errors import ConfigError
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
@@ -161,6 +161,9 @@ class Config(_Strict):
     text_key: str = Field(default="output", strict=True)
     match_threshold: float = Field(default=0.0, ge=0, le=1, strict=True)
     date_formats: tuple[str, ...] = ("%Y-%m-%d",)
+    empty_as_null: tuple[EmptyKind, ...] = EMPTY_KINDS
+    """Which empty values count as absent (null always does): ``empty_string`` (empty or
+    blank), ``empty_list``, ``empty_object``. A kind left out is scored as a value."""
     fields: dict[str, FieldRule] = Field(default_factory=dict)
     layout: LayoutConfig = Field(default_factory=LayoutConfig)
     fidelity: FidelityConfig = Field(default_factory=FidelityConfig)
@@ -177,17 +180,29 @@ class Config(_Strict):
                 )
         return value
 
+    @field_validator("empty_as_null")
+    @classmethod
+    def _sort_empties(cls, value: tuple[EmptyKind, ...]) -> tuple[EmptyKind, ...]:
+        return tuple(sorted(set(value)))  # order and repeats mean nothing
+
+    def _dump(self, **kwargs: Any) -> dict[str, Any]:
+        data = self.model_dump(mode="json", **kwargs)
+        if self.empty_as_null == EMPTY_KINDS:
+            # the default, which is the rule from before the key existed: left out, so the
+            # digest of every config that does not set it is what it always was
+            del data["empty_as_null"]
+        return data
+
     def digest(self) -> str:
         """A short, stable sha256 of the config's content (key order does not matter)."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        canonical = json.dumps(self._dump(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
     def to_toml(self) -> str:
         """The config as TOML (what a run stores as `eval/config.toml`)."""
         import tomli_w
 
-        data = self.model_dump(mode="json", exclude_none=True)
-        return tomli_w.dumps(data)
+        return tomli_w.dumps(self._dump(exclude_none=True))
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:

@@ -6,7 +6,9 @@ A path joins keys with ``.`` (``vendor.name``) and marks the items of a list wit
 first segments; the id key and the keys that feed other metric families are skipped by the
 caller (``skip``).
 
-Absent: null, an empty or blank string, an empty list or object (:func:`is_absent`). Two callers
+Absent: null, an empty or blank string, an empty list or object (:func:`is_absent`). A config's
+``empty_as_null`` may make empty strings, lists or objects values instead: field scoring replaces
+them by a mark first (:func:`mark_empties`), so this rule stays the one rule. Two callers
 need a different rule, and say so with arguments of :func:`walk`:
 
 - text fidelity checks every *predicted* value, blank strings included (``keep_blank=True``):
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 LIST_MARK: Final = "[]"
 PATH_PATTERN: Final = re.compile(r"^[^.\[\]]+(\[\])?(\.[^.\[\]]+(\[\])?)*$")
@@ -74,6 +76,48 @@ def is_absent(value: Any) -> bool:
     if t is list or t is dict:
         return not value
     return False
+
+
+EmptyKind = Literal["empty_string", "empty_list", "empty_object"]
+EMPTY_KINDS: Final[tuple[EmptyKind, ...]] = ("empty_list", "empty_object", "empty_string")
+"""The kinds of empty value a config's ``empty_as_null`` may list (sorted); all of them by
+default, which is :func:`is_absent`."""
+EMPTY_MARKS: Final[dict[str, str]] = {
+    "empty_string": "<empty string>",
+    "empty_list": "<empty list>",
+    "empty_object": "<empty object>",
+}
+"""What an empty value of a kind *not* listed in ``empty_as_null`` is scored as: a value."""
+
+
+def empty_kind(value: Any) -> str | None:
+    """The kind of an empty value (a blank string is an empty string), None for anything else
+    (null included: null is always absent)."""
+    t = type(value)
+    if t is str:
+        return "empty_string" if not value or value.isspace() else None
+    if t is list:
+        return None if value else "empty_list"
+    if t is dict:
+        return None if value else "empty_object"
+    return None
+
+
+def mark_empties(value: Any, kept: Collection[str]) -> Any:
+    """`value` with every empty value of a kind in `kept` (kinds that are *values*, not absent)
+    replaced by its mark in :data:`EMPTY_MARKS`, at any depth; a copy only where needed.
+
+    >>> mark_empties({"a": "", "b": [[], {}], "c": None}, {"empty_string", "empty_list"})
+    {'a': '<empty string>', 'b': ['<empty list>', {}], 'c': None}
+    """
+    kind = empty_kind(value)
+    if kind is not None:
+        return EMPTY_MARKS[kind] if kind in kept else value
+    if type(value) is dict:
+        return {k: mark_empties(v, kept) for k, v in value.items()}
+    if type(value) is list:
+        return [mark_empties(v, kept) for v in value]
+    return value
 
 
 def walk(

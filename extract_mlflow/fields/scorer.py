@@ -16,7 +16,15 @@ from typing import Any
 import numpy as np
 
 from ..config import Config
-from ..core.paths import PRUNED, PathCache, flat_item, is_absent, walk
+from ..core.paths import (
+    EMPTY_KINDS,
+    PRUNED,
+    PathCache,
+    flat_item,
+    is_absent,
+    mark_empties,
+    walk,
+)
 from .align import Similarity, assign, bulk_similarity, pair_identical
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 
@@ -126,6 +134,8 @@ class FieldScorer:
         # top-level keys never scored: the id, call metadata, inputs of other metric families
         self._top_skip = frozenset({self.config.id_key, *META_KEYS, *skip_keys})
         self._threshold = self.config.match_threshold
+        # empty values scored as values (config `empty_as_null` leaves their kind out)
+        self._kept_empties = frozenset(EMPTY_KINDS) - set(self.config.empty_as_null)
         self._paths = PathCache()
         self._item_resolvers: dict[str, Callable[[str], Callable[[Any], Comparator] | None]] = {}
         self.state = state if state is not None else FieldState()
@@ -141,11 +151,21 @@ class FieldScorer:
         if pred is None:
             self.expand_gold(gold, MISSING, acc)
             return acc
+        if self._kept_empties:
+            gold, pred = self._mark(gold), self._mark(pred)
         self._dict(gold, pred, "", acc, self._top_skip)
         return acc
 
+    def _mark(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """The document with its empty values of the kept kinds marked as values (the
+        top-level keys that are not scored left as they are)."""
+        kept, skip = self._kept_empties, self._top_skip
+        return {k: v if k in skip else mark_empties(v, kept) for k, v in doc.items()}
+
     def expand_gold(self, gold: dict[str, Any], category: str, acc: DocCounts) -> None:
         """Count every gold leaf as a false negative of `category` (missing, parse_failure)."""
+        if self._kept_empties:
+            gold = self._mark(gold)
         for key, g in gold.items():
             if key not in self._top_skip:
                 self._expand(g, key, acc, category, gold_side=True)
