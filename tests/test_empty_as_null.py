@@ -22,7 +22,7 @@ ALL = ["empty_string", "empty_list", "empty_object"]
 NONE: list[str] = []
 
 
-def counts(gold: dict[str, Any], pred: dict[str, Any] | None, empties: list[str]) -> dict:
+def counts(gold: dict[str, Any], pred: dict[str, Any] | None, empties: list[str]) -> dict[str, Any]:
     """path → (TP, FP, FN) of one document, paths with nothing counted left out."""
     scorer = FieldScorer(Config(empty_as_null=tuple(empties)))  # type: ignore[arg-type]
     got = scorer.score(gold, pred).counts
@@ -132,7 +132,7 @@ def test_it_round_trips_through_the_stored_toml(tmp_path: Path) -> None:
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 SCALARS = st.one_of(st.sampled_from(["x", "y", "z"]), st.integers(0, 3))
-EMPTIES = st.sampled_from(["", " ", [], {}, None])
+EMPTIES: st.SearchStrategy[Any] = st.sampled_from(["", " ", [], {}, None])
 
 json_values = st.recursive(
     SCALARS,
