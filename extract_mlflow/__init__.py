@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from .comparison import Comparison, ScoredRun, compare
     from .config import Config, FieldRule, load_config
     from .core.counts import Counts
+    from .diffing import Diff, diff
     from .evaluation.evaluate import evaluate
+    from .gate_checks import check_gates
     from .gates import Gate, load_gates
     from .report import DocumentResult, FieldResult, Report
     from .tracking.iterations import IterationLogger, log_iterations
@@ -50,6 +52,9 @@ _LAZY = {
     "Comparison": "comparison",
     "ScoredRun": "comparison",
     "compare": "comparison",
+    "Diff": "diffing",
+    "diff": "diffing",
+    "check_gates": "gate_checks",
     "Gate": "gates",
     "load_gates": "gates",
     "promote": "tracking.promote",
@@ -60,6 +65,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Counts",
+    "Diff",
     "DocumentResult",
     "ExtractMlflowError",
     "FieldResult",
@@ -73,7 +79,9 @@ __all__ = [
     "ScoredRun",
     "TrackingError",
     "__version__",
+    "check_gates",
     "compare",
+    "diff",
     "evaluate",
     "feedback_text",
     "field_hints",

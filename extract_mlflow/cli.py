@@ -7,6 +7,7 @@ stderr, no traceback).
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,22 +15,29 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._version import __version__
+from .cli_diff import diff_command
+from .cli_loop import hints, score_iterations
 from .cli_options import (
+    EVALUATE_OPTIONS,
+    config_options,
     echo_failures,
     emit,
     finite_number,
     gate_options,
     handle_errors,
     output_options,
+    page_output_options,
     parse_field_min,
     quiet_mlflow,
     read_gates,
     refuse_unchecked,
     say,
+    scored_report,
+    scoring_options,
+    strict_option,
     timeout_option,
     tracking_options,
 )
-from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .report import Report
@@ -59,16 +67,7 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
 @main.command()
 @click.argument("gold", type=click.Path(path_type=Path))
 @click.argument("pred", type=click.Path(path_type=Path))
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="Scoring config (TOML or JSON).",
-)
-@click.option(
-    "--id-key",
-    help="Key that joins gold and prediction lines (default: the config's id_key, else 'id').",
-)
+@config_options
 @click.option(
     "--min-f1",
     type=click.FloatRange(0, 1),
@@ -82,41 +81,9 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     callback=parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
-@click.option(
-    "--text-key",
-    help="Prediction key holding a wiki/markdown page (default: the config's text_key, "
-    "else 'output').",
-)
-@click.option(
-    "--profile",
-    help="Layout profile of the pages (default: the gold line's topic, else the only profile).",
-)
-@click.option(
-    "--sources",
-    type=click.Path(path_type=Path),
-    help="Source documents for text fidelity: a folder of <id>.txt/.md/.pdf or a JSONL of "
-    "{id, text}.",
-)
-@click.option("--source-key", help="Gold field holding the source text (instead of --sources).")
-@click.option(
-    "--approvals",
-    type=click.Path(path_type=Path),
-    help="CSV or JSONL of (id, path) values a reviewer accepted: their fidelity flags are "
-    "cleared and reported as approved.",
-)
-@click.option(
-    "--slice-by",
-    multiple=True,
-    metavar="FIELD",
-    help="Gold attribute to report structure metrics by (repeatable), e.g. layout.",
-)
+@scoring_options
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
-    "has, an unknown unit, a date format that parses no gold value.",
-)
+@strict_option
 @tracking_options
 @click.option(
     "--prompt",
@@ -177,7 +144,7 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
-    report = _scored_report(gold, pred, config_path, strict, _pick(options, _EVALUATE_OPTIONS))
+    report = scored_report(gold, pred, config_path, strict, _pick(options, EVALUATE_OPTIONS))
     failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
@@ -189,16 +156,6 @@ def score(
         sys.exit(EXIT_GATE_FAILED)
 
 
-_EVALUATE_OPTIONS = (
-    "id_key",
-    "text_key",
-    "profile",
-    "sources",
-    "source_key",
-    "approvals",
-    "slice_by",
-)
-"""The options of `score` that are keyword arguments of `evaluate`."""
 _LOG_OPTIONS = (
     "tracking_uri",
     "experiment",
@@ -214,23 +171,6 @@ _LOG_OPTIONS = (
 
 def _pick(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {name: options[name] for name in names}
-
-
-def _scored_report(
-    gold: Path, pred: Path, config_path: Path | None, strict: bool, options: dict[str, Any]
-) -> Report:
-    """`score`'s evaluation (`options`: the keyword arguments of `evaluate`), its config
-    warnings (an error under --strict) and one progress line per page."""
-    from .evaluation.evaluate import evaluate
-
-    report = evaluate(gold, pred, config_path, **options)
-    if strict and report.warnings:
-        raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
-    for warning in report.warnings:
-        say(f"warning: {warning}")
-    for doc in report.layouts:  # pages are few and large: one progress line each
-        say(doc.progress_line())
-    return report
 
 
 def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
@@ -251,64 +191,13 @@ def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
-@main.command("score-iterations")
-@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--gold",
-    type=click.Path(path_type=Path),
-    help="Gold JSONL (default: FOLDER/gold.jsonl).",
-)
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Scoring config.")
-@click.option("--id-key", help="Key that joins gold and prediction lines.")
-@tracking_options
-@output_options
-@handle_errors
-def score_iterations(
-    folder: Path,
-    gold: Path | None,
-    config_path: Path | None,
-    id_key: str | None,
-    tracking_uri: str | None,
-    experiment: str | None,
-    run_name: str | None,
-    params: dict[str, str],
-    tags: dict[str, str],
-    fmt: str,
-    out: Path | None,
-) -> None:
-    """Score a prompt-optimisation loop: FOLDER holds NN/pred.jsonl (+ NN/prompt.txt) per
-    iteration. Logs one parent run (a metric step per iteration, trend plots, the best prompt)
-    with a child run per iteration."""
-    from .tracking.client import check_reachable, resolve_tracking_uri
-    from .tracking.iterations import log_iteration_dir
-
-    check_reachable(resolve_tracking_uri(tracking_uri))
-    quiet_mlflow()
-    result = log_iteration_dir(
-        folder,
-        gold,
-        config_path,
-        id_key=id_key,
-        tracking_uri=tracking_uri,
-        experiment=experiment,
-        run_name=run_name,
-        params=params,
-        tags=tags,
-    )
-    warning = result.parent.unfinished_warning()
-    if warning is not None:
-        say(f"warning: {warning}")
-    data = result.to_dict()
-    if fmt == "json":
-        text = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    else:
-        text = result.to_markdown() if fmt == "md" else result.to_table()
-    emit(text, out)
-
-
 def _render(result: Any, fmt: str) -> str:
     if fmt == "json":
         return str(result.to_json())
+    if fmt == "html":
+        from .views.page import comparison_page
+
+        return comparison_page(getattr(result, "comparison", result))
     return str(result.to_markdown() if fmt == "md" else result.to_table())
 
 
@@ -317,7 +206,7 @@ def _render(result: Any, fmt: str) -> str:
 @click.argument("candidate")
 @gate_options
 @timeout_option
-@output_options
+@page_output_options
 @handle_errors
 def compare_command(
     baseline: str,
@@ -341,6 +230,8 @@ def compare_command(
     models:/NAME@ALIAS, prompts:/NAME/VERSION or prompts:/NAME@ALIAS (the evaluation run linked
     to that prompt version). Prints per metric both values, the delta and, for count-based
     metrics, a paired-bootstrap interval and p-value; flipped and most regressed documents.
+    The comparison page (what --format html prints) is logged as eval/comparison.html on
+    CANDIDATE's run.
     Exit 0 when every gate passed, 1 when one failed, 2 for a bad reference, a run that is not
     FINISHED (unless --allow-unfinished), runs scored differently (unless --allow-incomparable),
     no gate evaluated (the report is still printed), a significant gate on fewer than
@@ -408,7 +299,8 @@ def promote(
     """Move --alias to VERSION of registered model NAME (or of prompt prompts:/NAME) only when
     it passes the gates against the version holding the alias now (with no holder, only the
     absolute thresholds apply). VERSION is tagged with the verdict, a summary and the gate
-    criteria either way. Concurrent promotes of one alias are serialised by a lease on NAME and
+    criteria either way, and its run gets the comparison page (eval/comparison.html).
+    Concurrent promotes of one alias are serialised by a lease on NAME and
     re-gated against the actual holder before the alias moves. Exit 0 promoted, 1 a gate failed
     or the promotion was superseded by a concurrent one (alias not moved by it), 2 bad input
     (including a run that is not FINISHED and no gate evaluated) or an unreachable server.
@@ -455,6 +347,13 @@ def promote(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Example folder (default: the bundled examples/invoices).",
 )
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(path_type=Path),
+    help="Copy the example (gold, predictions, config, README, sources) into this folder to "
+    "start from, and log nothing.",
+)
 @timeout_option
 @output_options
 @handle_errors
@@ -463,11 +362,19 @@ def demo(
     experiment: str,
     model_name: str,
     example_dir: Path | None,
+    export_dir: Path | None,
     fmt: str,
     out: Path | None,
 ) -> None:
     """Log a baseline and an improved run of the bundled invoice example (with prompts),
-    register both as model versions, and print a scoreboard and the command to open the UI."""
+    register both as model versions, and print a scoreboard and the command to open the UI.
+    With --export DIR, copy the example's files into DIR instead."""
+    if export_dir is not None:
+        from .io.examples import export_example
+
+        copied = export_example(export_dir, example_dir)
+        emit(_export_note(export_dir, copied, fmt), out)
+        return
     from .tracking.client import check_reachable, resolve_tracking_uri
     from .tracking.demo import run_demo, scoreboard
 
@@ -485,6 +392,25 @@ def demo(
         emit(f"```\n{scoreboard(result).rstrip()}\n```\n", out)
     else:
         emit(scoreboard(result), out)
+
+
+def _export_note(dest: Path, copied: list[Path], fmt: str) -> str:
+    """What --export copied, and the command that scores the copy."""
+    if fmt == "json":
+        return json.dumps({"exported": [str(p) for p in copied]}, indent=2) + "\n"
+    d = shlex.quote(str(dest))
+    lines = [f"copied {len(copied)} files to {dest}", "next:"]
+    lines.append(
+        f"  extract-mlflow score {d}/gold.jsonl {d}/pred_improved.jsonl "
+        f"--config {d}/config.toml --sources {d}/sources"
+    )
+    text = "\n".join(lines) + "\n"
+    return f"```\n{text}```\n" if fmt == "md" else text
+
+
+main.add_command(score_iterations)
+main.add_command(hints)
+main.add_command(diff_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

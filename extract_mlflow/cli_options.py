@@ -12,12 +12,15 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .core.text import terminal_safe
-from .errors import ExtractMlflowError
+from .errors import ConfigError, ExtractMlflowError
+
+if TYPE_CHECKING:
+    from .report import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -88,6 +91,22 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 def output_options(func: F) -> F:
     """`--format` and `--out`, shared by every command that prints a report."""
+    return _output_options(func, ["table", "json", "md"], _FORMAT_HELP)
+
+
+_FORMAT_HELP = "Report format: a terminal table, one JSON object, or markdown."
+_PAGE_FORMAT_HELP = (
+    "Report format: a terminal table, one JSON object, markdown, or html (one self-contained "
+    "comparison page; best with --out)."
+)
+
+
+def page_output_options(func: F) -> F:
+    """`--format` (with html: the comparison page) and `--out`: `diff` and `compare`."""
+    return _output_options(func, ["table", "json", "md", "html"], _PAGE_FORMAT_HELP)
+
+
+def _output_options(func: F, formats: list[str], help_text: str) -> F:
     func = click.option(
         "--out",
         type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -96,10 +115,10 @@ def output_options(func: F) -> F:
     func = click.option(
         "--format",
         "fmt",
-        type=click.Choice(["table", "json", "md"]),
+        type=click.Choice(formats),
         default="table",
         show_default=True,
-        help="Report format: a terminal table, one JSON object, or markdown.",
+        help=help_text,
     )(func)
     return func
 
@@ -271,6 +290,29 @@ def gate_options(func: F) -> F:
     )
 
 
+_RESAMPLING = [
+    click.option(
+        "--seed",
+        type=int,
+        default=0,
+        show_default=True,
+        help="Seed of the paired bootstrap over documents (a whole number ≥ 0).",
+    ),
+    click.option(
+        "--resamples",
+        type=int,
+        default=1000,
+        show_default=True,
+        help="Bootstrap resamples for the intervals and p-values (≥ 1).",
+    ),
+]
+
+
+def resampling_options(func: F) -> F:
+    """`--seed` and `--resamples` of the paired bootstrap (`compare`, `promote`, `diff`)."""
+    return _stacked(func, list(_RESAMPLING))
+
+
 def bootstrap_options(func: F) -> F:
     """Where the runs are read and how their paired bootstrap is drawn (`compare`, `promote`)."""
     return _stacked(
@@ -281,20 +323,7 @@ def bootstrap_options(func: F) -> F:
                 help="MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's local "
                 "store in the working directory).",
             ),
-            click.option(
-                "--seed",
-                type=int,
-                default=0,
-                show_default=True,
-                help="Seed of the paired bootstrap over documents (a whole number ≥ 0).",
-            ),
-            click.option(
-                "--resamples",
-                type=int,
-                default=1000,
-                show_default=True,
-                help="Bootstrap resamples for the intervals and p-values (≥ 1).",
-            ),
+            *_RESAMPLING,
             click.option(
                 "--min-documents",
                 type=int,
@@ -339,3 +368,109 @@ def refuse_unchecked(comparison: Any) -> None:
     """Exit 2 with one line when no check was evaluated: such a verdict asserts nothing."""
     if not comparison.checked:
         _fail(comparison.unchecked_reason())
+
+
+def config_options(func: F) -> F:
+    """`--config` and `--id-key`: how gold and prediction lines are read (`score`, `diff`)."""
+    return _stacked(
+        func,
+        [
+            click.option(
+                "--config",
+                "config_path",
+                type=click.Path(path_type=Path),
+                help="Scoring config (TOML or JSON).",
+            ),
+            click.option(
+                "--id-key",
+                help="Key that joins gold and prediction lines (default: the config's id_key, "
+                "else 'id').",
+            ),
+        ],
+    )
+
+
+def scoring_options(func: F) -> F:
+    """What besides the fields is scored: pages, text fidelity, slices (`score`, `diff`)."""
+    return _stacked(
+        func,
+        [
+            click.option(
+                "--text-key",
+                help="Prediction key holding a wiki/markdown page (default: the config's "
+                "text_key, else 'output').",
+            ),
+            click.option(
+                "--profile",
+                help="Layout profile of the pages (default: the gold line's topic, else the "
+                "only profile).",
+            ),
+            click.option(
+                "--sources",
+                type=click.Path(path_type=Path),
+                help="Source documents for text fidelity: a folder of <id>.txt/.md/.pdf or a "
+                "JSONL of {id, text}.",
+            ),
+            click.option(
+                "--source-key", help="Gold field holding the source text (instead of --sources)."
+            ),
+            click.option(
+                "--approvals",
+                type=click.Path(path_type=Path),
+                help="CSV or JSONL of (id, path) values a reviewer accepted: their fidelity "
+                "flags are cleared and reported as approved.",
+            ),
+            click.option(
+                "--slice-by",
+                multiple=True,
+                metavar="FIELD",
+                help="Gold attribute to report structure metrics by (repeatable), e.g. layout.",
+            ),
+        ],
+    )
+
+
+def strict_option(func: F) -> F:
+    """`--strict`: config warnings are errors."""
+    return click.option(
+        "--strict",
+        is_flag=True,
+        help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
+        "has, an unknown unit, a date format that parses no gold value.",
+    )(func)
+
+
+EVALUATE_OPTIONS = (
+    "id_key",
+    "text_key",
+    "profile",
+    "sources",
+    "source_key",
+    "approvals",
+    "slice_by",
+)
+"""The options of `score` and `diff` that are keyword arguments of `evaluate`."""
+
+
+def scored_report(
+    gold: Path,
+    pred: Path,
+    config_path: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+    *,
+    warn: bool = True,
+) -> Report:
+    """One evaluation (`options`: the keyword arguments of `evaluate`), its config warnings
+    (an error under --strict; not repeated when `warn` is False: a second prediction file of
+    the same gold set and config has the same ones) and one progress line per page."""
+    from .evaluation.evaluate import evaluate
+
+    report = evaluate(gold, pred, config_path, **options)
+    if strict and report.warnings:
+        raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
+    for warning in report.warnings if warn else ():
+        say(f"warning: {warning}")
+    for doc in report.layouts:  # pages are few and large: one progress line each
+        say(doc.progress_line())
+    return report

@@ -256,3 +256,20 @@ def check_report(
         if f1 is None or f1 < bar:
             failures.append(f"field_f1/{real} {fmt(f1)} is below {bar:g}")
     return failures
+
+
+def check_gates(
+    report: Report,
+    min_f1: float | None = None,
+    field_min: Mapping[str, float] | Iterable[tuple[str, float]] | None = None,
+) -> list[str]:
+    """The score-time bars a report misses (empty: it passes), as :func:`check_report` finds
+    them: `min_f1` on micro F1, `field_min` a field's F1 bar by path (a mapping or pairs).
+
+    >>> from extract_mlflow import evaluate
+    >>> report = evaluate([{"id": 1, "a": 1, "b": 2}], [{"id": 1, "a": 1, "b": 3}])
+    >>> check_gates(report, min_f1=0.4, field_min={"b": 0.5})
+    ['field_f1/b 0.000 is below 0.5']
+    """
+    bars = list(field_min.items()) if isinstance(field_min, Mapping) else list(field_min or ())
+    return check_report(report, min_f1, bars)

@@ -15,22 +15,26 @@ from conftest import MlflowServer, artifact_paths, assert_run_holds_report
 from extract_mlflow import evaluate
 from extract_mlflow.core.text import tex_escape
 from extract_mlflow.errors import InputError, TrackingError
+from extract_mlflow.evaluation.iterations import Iteration
 from extract_mlflow.io.iterations import best_index, find_iterations
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.iterations import (
     BEST_TAG,
     ITERATION_TAG,
-    Iteration,
     IterationLogger,
-    IterationRecord,
     IterationsResult,
     log_iteration_dir,
     log_iterations,
 )
 from extract_mlflow.tracking.payload import PARENT_RUN_TAG
-from extract_mlflow.tracking.runs import LoggedRun
+from extract_mlflow.views.iterations import (
+    COLUMNS,
+    LoopRow,
+    loop_rows,
+    metrics_csv,
+    metrics_latex,
+)
 from extract_mlflow.views.plots import plot_tokens, plot_trend
-from extract_mlflow.views.table import metrics_csv, metrics_latex
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -51,12 +55,8 @@ def loop() -> list[Iteration]:
     ]
 
 
-def records(
-    rows: list[dict[str, float]], prompts: list[str | None] | None = None
-) -> list[IterationRecord]:
-    run = LoggedRun("r", "0", "sqlite:///x.db", "/a")
-    prompts = prompts or [None] * len(rows)
-    return [IterationRecord(i, f"{i + 1:02d}", m, prompts[i], run) for i, m in enumerate(rows)]
+def rows(metrics: list[dict[str, float]]) -> list[LoopRow]:
+    return loop_rows([(f"{i + 1:02d}", m) for i, m in enumerate(metrics)])
 
 
 # -- pure ----------------------------------------------------------------------------------------
@@ -68,31 +68,34 @@ def test_best_index_prefers_composite_then_f1() -> None:
 
 
 def test_metrics_csv_has_a_row_per_iteration() -> None:
-    text = metrics_csv(records([{"f1": 0.5, "field_f1/a": 0.1}, {"f1": 0.7, "recall": 0.6}]))
-    rows = list(csv.DictReader(io.StringIO(text)))
-    assert [r["iteration"] for r in rows] == ["01", "02"]
-    assert list(rows[0])[:5] == ["iteration", "step", "run_id", "f1", "recall"]
-    assert rows[0]["field_f1/a"] == "0.1" and rows[1]["field_f1/a"] == ""
+    text = metrics_csv(rows([{"f1": 0.5, "field_f1/a": 0.1}, {"f1": 0.4, "recall": 0.6}]))
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert [r["iteration"] for r in table] == ["01", "02"]
+    assert tuple(table[0]) == COLUMNS  # fixed columns; per-field metrics stay in the runs
+    assert (table[1]["f1"], table[1]["f1_best"]) == ("0.4", "0.5")  # the running maximum
+    assert table[0]["recall"] == "" and table[0]["composite_best"] == ""  # undefined: empty
 
 
 def test_metrics_latex_is_a_booktabs_table() -> None:
-    tex = metrics_latex(
-        records([{"f1": 0.5, "tokens_per_doc": 1234.0}, {"f1": 0.75, "documents": 10.0}])
-    )
+    tex = metrics_latex(rows([{"f1": 0.5, "tokens_per_doc": 1234.0}, {"f1": 0.75}]))
     assert tex.index(r"\toprule") < tex.index(r"\midrule") < tex.index(r"\bottomrule")
     assert r"\textbf{02} & \textbf{0.750}" in tex  # the best row in bold
     assert "1{,}234" in tex and "--" in tex  # thousands grouping; a missing value
     assert tex.count(r" \\") == 3  # header + 2 rows
+    assert r"\begin{axis}" in tex and "(1,0.5000) (2,0.7500)" in tex  # the pgfplots trend
     assert tex_escape("a_b & 50% #1") == r"a\_b \& 50\% \#1"
 
 
-def test_plots_are_pngs(tmp_path: Path) -> None:
-    recs = records([{"f1": 0.5, "tokens_per_doc": 10.0}, {"f1": 0.8, "precision": 0.9}])
-    plot_trend(recs, tmp_path / "trend.png")
-    plot_tokens(recs, tmp_path / "tokens.png")
-    plot_tokens(records([{"f1": 0.5}]), tmp_path / "none.png")  # no usage: a note, no error
-    for name in ("trend.png", "tokens.png", "none.png"):
-        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+def test_plots_are_png_and_pdf(tmp_path: Path) -> None:
+    recs = rows([{"f1": 0.5, "tokens_per_doc": 10.0}, {"f1": 0.8, "precision": 0.9}])
+    plot_trend(recs, [tmp_path / "trend.png", tmp_path / "trend.pdf"])
+    plot_tokens(recs, [tmp_path / "tokens.png", tmp_path / "tokens.pdf"])
+    for name in ("trend", "tokens"):
+        assert (tmp_path / f"{name}.png").read_bytes().startswith(PNG_MAGIC)
+        assert (tmp_path / f"{name}.pdf").read_bytes().startswith(b"%PDF")
+    with pytest.raises(ValueError, match="no token usage"):  # never an empty placeholder
+        plot_tokens(rows([{"f1": 0.5}]), [tmp_path / "none.png"])
+    assert not (tmp_path / "none.png").exists()
 
 
 def test_find_iterations_natural_order(tmp_path: Path) -> None:
@@ -247,8 +250,11 @@ def test_score_iterations_dir(mlflow_env: Path, local_store: str, tmp_path: Path
     # 10 gold documents; 8 predictions of them record usage (inv-007 is broken, inv-008
     # missing; inv-999 is not a gold document)
     assert first["tokens_per_doc"] == 8 * 1100 / 10
+    (folder / "gold.jsonl").unlink()
     with pytest.raises(InputError, match="no gold"):
-        log_iteration_dir(tmp_path / "runs" / "01")
+        log_iteration_dir(folder)
+    with pytest.raises(InputError, match="no iteration folders"):
+        log_iteration_dir(folder / "01", folder / "01" / "pred.jsonl")
 
 
 @pytest.mark.server

@@ -30,10 +30,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("report",),
     ("evaluation",),
     ("gates", "gate_checks"),
-    ("comparison",),
+    ("comparison", "diffing"),
     ("views",),
     ("tracking",),
-    ("cli", "cli_options", "__main__"),
+    ("cli", "cli_diff", "cli_options", "cli_loop", "__main__"),
     # extract_mlflow/__init__.py: the public API, lazily exporting from every layer
     ("",),
 ]

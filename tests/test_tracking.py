@@ -518,7 +518,7 @@ def test_demo_logs_two_registered_runs(mlflow_env: Path, tmp_path: Path) -> None
 
 
 def test_demo_example_dir_error(tmp_path: Path) -> None:
-    from extract_mlflow.tracking.demo import find_example_dir
+    from extract_mlflow.io.examples import find_example_dir
 
     with pytest.raises(InputError, match="invoice example not found"):
         find_example_dir(tmp_path)

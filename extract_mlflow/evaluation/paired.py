@@ -45,8 +45,7 @@ from .stats import (
     DEFAULT_RESAMPLES,
     FloatArray,
     Interval,
-    resample_indices,
-    resampled_sums,
+    bootstrap_sums,
     summarize,
 )
 
@@ -276,7 +275,7 @@ def paired_bootstrap(
     keys = {**keys_from_frame(baseline), **keys_from_frame(candidate)}  # the logged keys
     layout = _layout(b, c, keys)
     counts = np.hstack([count_matrix(b, layout, "baseline"), count_matrix(c, layout, "candidate")])
-    sums = resampled_sums(counts, resample_indices(n, resamples, seed))
+    sums = bootstrap_sums(counts, resamples, seed)
     full = counts.sum(axis=0, keepdims=True)
     w = layout.width
     b_point, c_point = _scores(full[:, :w], layout, n, b), _scores(full[:, w:], layout, n, c)

@@ -4,6 +4,8 @@ One set of resamples is drawn with ``numpy.random.default_rng(seed)`` (:func:`re
 and reused for every metric. Summing is one matrix product: W (resamples × documents) counts how
 often each document is drawn, and W @ counts gives every resample's summed counts at once
 (:func:`resampled_sums`, exact: float32 only when every sum is an integer below 2**24).
+:func:`bootstrap_sums` draws the same resamples a block of rows at a time, so memory does not
+grow with documents × resamples.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ IntArray = npt.NDArray[np.int64]
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
-_CHUNK_CELLS = 4_000_000  # W is built this many cells at a time (32 MB of float64)
+_CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +85,42 @@ def resampled_sums(counts: FloatArray, indices: IntArray) -> FloatArray:
     dtype = _exact_dtype(counts, n)
     matrix = counts.astype(dtype)
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
-    step = max(1, _CHUNK_CELLS // max(n, 1))
+    step = _block_rows(n)
     for start in range(0, resamples, step):
         block = indices[start : start + step]
-        rows = block.shape[0]
-        flat = (block + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
-        weights = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(dtype)
-        out[start : start + rows] = weights @ matrix
+        out[start : start + block.shape[0]] = _block_sums(matrix, block)
     return out
+
+
+def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> FloatArray:
+    """``resampled_sums(counts, resample_indices(len(counts), resamples, seed))``, bit for bit,
+    without the (resamples × documents) index matrix: the draws are taken from the same
+    generator one block of rows at a time (numpy's stream does not depend on how a draw is cut
+    into calls), so memory stays at a few tens of MB however many documents there are."""
+    n = counts.shape[0]
+    dtype = _exact_dtype(counts, n)
+    matrix = counts.astype(dtype)
+    rng = np.random.default_rng(seed)
+    out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
+    step = _block_rows(n)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        block = rng.integers(0, n, size=(rows, n), dtype=np.int64)
+        out[start : start + rows] = _block_sums(matrix, block)
+    return out
+
+
+def _block_rows(n_docs: int) -> int:
+    return max(1, _CHUNK_CELLS // max(n_docs, 1))
+
+
+def _block_sums(matrix: npt.NDArray[Any], block: IntArray) -> FloatArray:
+    """One block of resamples: the weights of every document (a bincount), times the counts."""
+    rows, n = block.shape
+    flat = (block + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
+    weights = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(matrix.dtype)
+    result: FloatArray = (weights @ matrix).astype(np.float64)
+    return result
 
 
 def summarize(point: float, deltas: FloatArray, confidence: float) -> Interval | None:
@@ -126,9 +156,7 @@ def count_intervals(
             if value is not None:
                 out[f"{name}_ci_low"] = out[f"{name}_ci_high"] = value
         return out
-    tp, fp, fn = resampled_sums(
-        counts, resample_indices(len(counts), config.bootstrap_resamples, config.bootstrap_seed)
-    ).T
+    tp, fp, fn = bootstrap_sums(counts, config.bootstrap_resamples, config.bootstrap_seed).T
     tail = (1 - config.confidence) / 2 * 100
     with np.errstate(invalid="ignore", divide="ignore"):
         resampled = {
@@ -161,9 +189,7 @@ def ratio_interval(
     values = n_arr / d_arr
     if len(values) < 2 or np.ptp(values) <= 1e-12 * max(1.0, abs(point)):
         return MetricValue(point, point, point, len(values), degenerate=True)
-    sums = resampled_sums(
-        np.column_stack([n_arr, d_arr]), resample_indices(len(values), resamples, seed)
-    )
+    sums = bootstrap_sums(np.column_stack([n_arr, d_arr]), resamples, seed)
     boot = sums[:, 0] / sums[:, 1]
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(boot, [tail, 100 - tail])

@@ -14,7 +14,6 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
-from scipy.optimize import linear_sum_assignment
 
 from .normalize import TEXT, TYPE_ERROR, Comparator
 
@@ -36,15 +35,22 @@ def pair_identical(gold: Sequence[Any], pred: Sequence[Any]) -> tuple[Pairs, lis
     pairs: Pairs = []
     if n * m <= 64:
         # Small lists: C-level equality beats hashing. Same position first, then any position.
+        # (`type(a) is type(b) and a == b`, inline: C-level equality. Inside objects it does
+        # not tell 1 from true; that only matters for items that differ in nothing else, and
+        # their leaves are still compared typed.)
         free = list(range(m))
         left_g: list[int] = []
         for i, g in enumerate(gold):
-            if i < m and i in free and _same(g, pred[i]):
-                free.remove(i)
-                pairs.append((i, i))
-                continue
+            tg = type(g)
+            if i < m and i in free:
+                p = pred[i]
+                if type(p) is tg and g == p:
+                    free.remove(i)
+                    pairs.append((i, i))
+                    continue
             for j in free:
-                if _same(g, pred[j]):
+                p = pred[j]
+                if type(p) is tg and g == p:
                     free.remove(j)
                     pairs.append((i, j))
                     break
@@ -65,12 +71,6 @@ def pair_identical(gold: Sequence[Any], pred: Sequence[Any]) -> tuple[Pairs, lis
     return pairs, left_g, [j for j in range(m) if j not in used]
 
 
-def _same(a: Any, b: Any) -> bool:
-    # C-level equality. Inside objects it does not tell 1 from true; that only matters for
-    # items that differ in nothing else, and their leaves are still compared typed.
-    return type(a) is type(b) and bool(a == b)
-
-
 Similarity = NDArray[np.float64] | list[list[float]]
 """An n×m similarity matrix: an array, or (for a few items) nested lists."""
 
@@ -89,6 +89,9 @@ def assign(sim: Similarity, threshold: float) -> Pairs:
         return [(i, j) for i, j in pairs if sim[i][j] > 0 and sim[i][j] >= threshold]
     if sim.size == 0:
         return []
+    # imported here: scipy.optimize takes ~0.2 s to import, and most lists never need it
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(sim, maximize=True)
     keep = (sim[rows, cols] > 0) & (sim[rows, cols] >= threshold)
     return [(int(r), int(c)) for r, c in zip(rows[keep], cols[keep], strict=True)]
@@ -173,61 +176,89 @@ def small_similarity(
 ) -> list[list[float]]:
     """:func:`bulk_similarity` for a few items, in plain Python (no array overhead): each value
     is read once; exact leaves are matched through a dict of canonical forms, tolerant ones
-    pair by pair; the slot count of a pair is the popcount of its two key masks."""
-    n, m = len(gold), len(pred)
-    matched = [[0] * m for _ in range(n)]
-    bit: dict[str, int] = {}
-    keys = {k for item in gold for k in item}
-    keys.update(k for item in pred for k in item)
-    for key in sorted(keys):
-        resolve = comparator_for(key)
-        if resolve is None:
-            continue
-        bit[key] = 1 << len(bit)
-        at = [(j, item[key]) for j, item in enumerate(pred) if key in item]
-        if not at:
-            continue
-        index: dict[int, Any] = {}  # comparator id -> predicted values read by it
-        for i, item in enumerate(gold):
-            v = item.get(key)
-            if v is None:
+    pair by pair; the slot count of a pair is the popcount of its two key masks.
+
+    One pass over the predicted items collects each key's values and the items' key masks;
+    one pass over the gold items reads each gold value and looks it up among that key's
+    predicted values, read (once per key and comparator) by the gold value's comparator."""
+    m = len(pred)
+    keys: dict[str, _Key] = {}
+    pmasks = []
+    for j, item in enumerate(pred):
+        pm = 0
+        for k, pv in item.items():
+            info = keys.get(k)
+            if info is None:
+                info = keys[k] = _Key(comparator_for(k), keys)
+            if info.bit:
+                pm |= info.bit
+                info.at.append((j, pv))
+        pmasks.append(pm)
+    out = []
+    for item in gold:
+        row = [0] * m
+        gm = 0
+        for k, v in item.items():
+            info = keys.get(k)
+            if info is None:
+                info = keys[k] = _Key(comparator_for(k), keys)
+            if not info.bit:
                 continue
-            comp = resolve(v)
+            gm |= info.bit
+            if not info.at:
+                continue
+            comp = info.resolve(v)  # type: ignore[misc]
             c = comp.canon(v)
             if c is TYPE_ERROR:  # gold unreadable as its type: compared as text, like a leaf
                 comp, c = TEXT, TEXT.canon(v)
-            exact = comp.kind == "exact"
-            idx = index.get(id(comp))
-            if idx is None:
-                idx = index[id(comp)] = _read_side(comp, at, exact)
-            row = matched[i]
-            if exact:
-                for j in idx.get(c, ()):
-                    row[j] += 1
-            else:
-                for j, pv, cp in idx:
-                    if (type(v) is type(pv) and v == pv) or (
-                        cp is not TYPE_ERROR and comp.equal(c, cp)
-                    ):
+            side = info.last_side if comp is info.last_comp else info.read_by(comp)
+            if comp.kind == "exact":
+                js = side.get(c)
+                if js is not None:
+                    for j in js:
                         row[j] += 1
-    gmask = [sum(bit[k] for k in item if k in bit) for item in gold]
-    pmask = [sum(bit[k] for k in item if k in bit) for item in pred]
-    out = []
-    for i in range(n):
-        row = matched[i]
-        gm = gmask[i]
-        out.append([row[j] / ((gm | pmask[j]).bit_count() or 1) for j in range(m)])
+            else:
+                tv = type(v)
+                for j, pv, cp in side:
+                    if (tv is type(pv) and v == pv) or (cp is not TYPE_ERROR and comp.equal(c, cp)):
+                        row[j] += 1
+        out.append([row[j] / ((gm | pm).bit_count() or 1) for j, pm in enumerate(pmasks)])
     return out
+
+
+class _Key:
+    """One relative key of the items being compared: its bit in the key masks (0 when it is
+    not scored), its resolver, its predicted values, and their readings by comparator."""
+
+    __slots__ = ("at", "bit", "last_comp", "last_side", "resolve", "sides")
+
+    def __init__(self, resolve: Callable[[Any], Comparator] | None, keys: dict[str, _Key]) -> None:
+        self.resolve = resolve
+        taken = sum(1 for k in keys.values() if k.bit)
+        self.bit: int = 0 if resolve is None else 1 << taken
+        self.at: list[tuple[int, Any]] = []
+        self.sides: dict[int, Any] = {}
+        self.last_comp: Comparator | None = None
+        self.last_side: Any = None
+
+    def read_by(self, comp: Comparator) -> Any:
+        """The predicted values read by `comp` (see :func:`_read_side`), read once."""
+        side = self.sides.get(id(comp))
+        if side is None:
+            side = self.sides[id(comp)] = _read_side(comp, self.at, comp.kind == "exact")
+        self.last_comp, self.last_side = comp, side
+        return side
 
 
 def _read_side(comp: Comparator, at: list[tuple[int, Any]], exact: bool) -> Any:
     """Predicted values of one leaf read by `comp`: for exact comparison a dict canonical form
     -> item indices (unreadable values left out), else a list of (index, raw, canonical)."""
+    canon = comp.canon
     if not exact:
-        return [(j, pv, comp.canon(pv)) for j, pv in at]
+        return [(j, pv, canon(pv)) for j, pv in at]
     by_form: dict[Any, list[int]] = {}
     for j, pv in at:
-        cp = comp.canon(pv)
+        cp = canon(pv)
         if cp is not TYPE_ERROR:
             lst = by_form.get(cp)
             if lst is None:

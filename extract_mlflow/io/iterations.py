@@ -42,13 +42,24 @@ def find_iterations(folder: str | Path) -> list[IterationInput]:
     for sub in sorted(
         (p for p in root.iterdir() if p.is_dir()), key=lambda p: _natural_key(p.name)
     ):
-        pred = sub / PRED_FILE
+        pred, prompt = sub / PRED_FILE, sub / PROMPT_FILE
         if pred.is_file():
-            prompt = sub / PROMPT_FILE
             found.append(IterationInput(sub.name, pred, prompt if prompt.is_file() else None))
+        elif prompt.exists():
+            raise InputError(f"{sub}: an iteration with {PROMPT_FILE} but no {PRED_FILE}")
     if not found:
         raise InputError(f"{root}: no iteration folders with {PRED_FILE} (expected NN/{PRED_FILE})")
     return found
+
+
+def read_prompt(path: Path) -> str:
+    """An iteration's prompt text; an InputError when it cannot be read as UTF-8 text."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: prompt is not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read prompt: {exc.strerror or exc}") from None
 
 
 def default_gold(folder: str | Path) -> Path | None:
@@ -75,3 +86,18 @@ def best_index(rows: Sequence[Mapping[str, float]]) -> int | None:
     key = selection_key(rows)
     scores = [r.get(key, -math.inf) for r in rows]
     return max(range(len(rows)), key=lambda i: (scores[i], -i))
+
+
+def running_best(values: Sequence[float | None]) -> list[float | None]:
+    """The running maximum of `values` (undefined values skipped; None until one is defined).
+
+    >>> running_best([None, 0.5, 0.4, None, 0.7])
+    [None, 0.5, 0.5, 0.5, 0.7]
+    """
+    out: list[float | None] = []
+    best: float | None = None
+    for v in values:
+        if v is not None and (best is None or v > best):
+            best = v
+        out.append(best)
+    return out

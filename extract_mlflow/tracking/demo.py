@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import shlex
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..core.text import fmt
-from ..errors import InputError
+from ..io.examples import find_example_dir
 from ..views.table import aligned
 from .client import display_uri, is_http, resolve_tracking_uri
 from .log import log_report
@@ -32,7 +31,6 @@ log = logging.getLogger(__name__)
 DEFAULT_EXPERIMENT = "extract-mlflow-demo"
 DEFAULT_MODEL = "invoice-extractor"
 PROMPT_NAME = "invoice-extraction"
-EXAMPLE_FILES = ("gold.jsonl", "pred_baseline.jsonl", "pred_improved.jsonl", "config.toml")
 
 BASELINE_PROMPT = """\
 Extract the invoice as JSON with the keys id, vendor, invoice_number, invoice_date, due_date,
@@ -108,29 +106,6 @@ class DemoResult:
                 for r in self.runs
             ],
         }
-
-
-def find_example_dir(example_dir: str | Path | None = None) -> Path:
-    """The invoice example folder: `example_dir`, else ``examples/invoices`` next to the
-    package (a source checkout or editable install), else the copy a wheel installs under
-    ``<prefix>/share/extract-mlflow/``, else in the working directory."""
-    candidates = (
-        [Path(example_dir)]
-        if example_dir is not None
-        else [
-            Path(__file__).resolve().parents[2] / "examples" / "invoices",
-            Path(sys.prefix) / "share" / "extract-mlflow" / "examples" / "invoices",
-            Path.cwd() / "examples" / "invoices",
-        ]
-    )
-    for folder in candidates:
-        if all((folder / f).is_file() for f in EXAMPLE_FILES):
-            return folder
-    shown = ", ".join(str(c) for c in candidates)
-    raise InputError(
-        f"invoice example not found (looked in {shown}); pass the folder holding "
-        f"{', '.join(EXAMPLE_FILES)}"
-    )
 
 
 def ui_command(tracking_uri: str) -> str:

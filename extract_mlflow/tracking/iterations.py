@@ -2,9 +2,12 @@
 
 Each iteration's metrics become one step of the parent run's metric history (the MLflow UI draws
 the trend), and each iteration also gets a child run with its prompt and full ``eval/``
-artifacts. When the loop ends the parent gets ``eval/metrics.csv`` (a row per iteration),
-``eval/trend.png``, ``eval/tokens.png``, ``eval/metrics.tex`` (booktabs) and
-``eval/best_prompt.txt`` (the best iteration by composite, else F1).
+artifacts. When the loop ends the results folder of
+:mod:`extract_mlflow.views.iteration_files` (``metrics.csv``, trend and token plots,
+``metrics.tex``, ``summary.md``, ``diagnostics.json``, the prompts, ``best_prompt.txt``: the best
+iteration by composite, else F1, and the feedback per iteration) is written, to `results` when
+given, and logged as the parent's ``eval/``. A baseline (a reference scored once) gets a child
+run of its own and the first row of the tables.
 
 >>> with IterationLogger(experiment="invoice-prompts") as loop:  # doctest: +SKIP
 ...     for prompt in prompts:
@@ -28,11 +31,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..core.text import fmt
-from ..errors import InputError
-from ..io.iterations import PROMPT_FILE, best_index, default_gold, find_iterations, selection_key
-from ..views.markdown import markdown_table
-from ..views.plots import plot_tokens, plot_trend
-from ..views.table import aligned, metrics_csv, metrics_latex
+from ..evaluation.iterations import BASELINE, Iteration, IterationScorer, resolve_gold
+from ..io.iterations import PROMPT_FILE, best_index, selection_key
+from ..views.iteration_files import write_results
+from ..views.iterations import loop_markdown, loop_table
 from .payload import (
     ARTIFACT_DIR,
     NOTE_TAG,
@@ -48,6 +50,7 @@ from .runs import LoggedRun, RunTarget, Tracker
 if TYPE_CHECKING:
     from ..config import Config
     from ..report import Report
+    from ..views.iterations import LoopRow
 
 log = logging.getLogger(__name__)
 
@@ -55,24 +58,7 @@ BEST_TAG = "extract_mlflow.best_iteration"
 ITERATION_TAG = "extract_mlflow.iteration"
 
 
-# -- what one iteration is ---------------------------------------------------------------------
-@dataclass
-class Iteration:
-    """One pass of the loop: its report, the prompt that produced it, its token cost."""
-
-    report: Report
-    prompt: str | None = None
-    name: str | None = None
-    tokens_per_doc: float | None = None
-
-    def metrics(self) -> dict[str, float]:
-        """The report's metrics, plus ``tokens_per_doc`` when given and not already there."""
-        out = self.report.metrics()
-        if self.tokens_per_doc is not None and "tokens_per_doc" not in out:
-            out["tokens_per_doc"] = float(self.tokens_per_doc)
-        return out
-
-
+# -- what was logged --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class IterationRecord:
     """What was logged for one iteration."""
@@ -94,39 +80,41 @@ class IterationRecord:
 
 @dataclass
 class IterationsResult:
-    """The parent run and one record per iteration (after the loop ended)."""
+    """The parent run, one record per iteration and the baseline's (after the loop ended), and
+    where the results folder was written."""
 
     parent: LoggedRun
     records: list[IterationRecord] = field(default_factory=list)
+    baseline: IterationRecord | None = None
+    results: Path | None = None
 
     @property
     def best(self) -> IterationRecord | None:
         i = best_index([r.metrics for r in self.records])
         return self.records[i] if i is not None else None
 
-    def _rows(self) -> list[tuple[str, ...]]:
-        best = self.best
-        cols = ["f1", "precision", "recall"]
-        if any("composite" in r.metrics for r in self.records):
-            cols.insert(0, "composite")
-        rows = [("iteration", *cols, "run id", "")]
-        for r in self.records:
-            cells = [fmt(r.metrics.get(c)) for c in cols]
-            mark = "best" if best is not None and r.step == best.step else ""
-            rows.append((r.name, *cells, r.run.run_id, mark))
-        return rows
+    def rows(self) -> list[LoopRow]:
+        """The rows of the loop's tables (the baseline's first)."""
+        from ..views.iterations import loop_rows
+
+        base = self.baseline
+        named = [(r.name, r.metrics) for r in self.records]
+        return loop_rows(named, (base.name, base.metrics) if base is not None else None)
+
+    def _run_ids(self) -> dict[str, str]:
+        records = [*([self.baseline] if self.baseline else []), *self.records]
+        return {r.name: r.run.run_id for r in records}
 
     def to_table(self) -> str:
         """A plain-text table: one row per iteration, the best marked."""
-        rows = self._rows()
         lines = [f"parent run {self.parent.run_id} ({self.parent.tracking_uri})", ""]
-        lines += aligned(rows, left=len(rows[0]), rule=False)
+        lines += loop_table(self.rows(), self._run_ids())
         return "\n".join(lines) + "\n"
 
     def to_markdown(self) -> str:
         """The same table in markdown."""
-        rows = self._rows()
-        lines = [f"# Iterations (parent run `{self.parent.run_id}`)", "", *markdown_table(rows)]
+        lines = [f"# Iterations (parent run `{self.parent.run_id}`)", ""]
+        lines += loop_markdown(self.rows(), self._run_ids())
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, Any]:
@@ -136,22 +124,9 @@ class IterationsResult:
             "parent": self.parent.to_dict(),
             "best_iteration": best.name if best else None,
             "iterations": [r.row() for r in self.records],
+            "baseline": self.baseline.row() if self.baseline is not None else None,
+            "results": str(self.results) if self.results is not None else None,
         }
-
-
-def write_parent_artifacts(records: Sequence[IterationRecord], folder: Path) -> Path:
-    """Write metrics.csv, trend.png, tokens.png, metrics.tex and best_prompt.txt into
-    `folder`/eval and return that directory."""
-    out = folder / ARTIFACT_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.csv").write_text(metrics_csv(records), encoding="utf-8")
-    (out / "metrics.tex").write_text(metrics_latex(records), encoding="utf-8")
-    plot_trend(records, out / "trend.png")
-    plot_tokens(records, out / "tokens.png")
-    best = best_index([r.metrics for r in records])
-    prompt = records[best].prompt if best is not None else None
-    (out / "best_prompt.txt").write_text(prompt if prompt is not None else "", encoding="utf-8")
-    return out
 
 
 # -- the logger --------------------------------------------------------------------------------
@@ -160,7 +135,10 @@ class IterationLogger:
 
     The parent run is opened on ``__enter__`` (or the caller's active run is used) and ends
     FINISHED when the block ends normally, FAILED when it raises. Each :meth:`log` call is one
-    step of the parent's metric history and one child run.
+    step of the parent's metric history and one child run. `results` is a folder that gets the
+    loop's files too (they are always logged as the parent's ``eval/``); `baseline` is a
+    reference report (or :class:`Iteration`) shown as the first row and logged as a child run
+    named ``baseline``, outside the metric history.
     """
 
     def __init__(
@@ -172,8 +150,13 @@ class IterationLogger:
         params: Mapping[str, Any] | None = None,
         tags: Mapping[str, Any] | None = None,
         run_id: str | None = None,
+        results: str | Path | None = None,
+        baseline: Report | Iteration | None = None,
     ) -> None:
         self._tracker = Tracker(tracking_uri)
+        self._results = Path(results) if results is not None else None
+        self._baseline = _as_iteration(baseline, BASELINE) if baseline is not None else None
+        self._iterations: list[Iteration] = []
         self._experiment = experiment
         self._run_name = run_name
         self._params = dict(params or {})
@@ -218,20 +201,19 @@ class IterationLogger:
     ) -> LoggedRun:
         """Log one iteration: a child run with its prompt, and one step of the parent's metric
         history. Returns the child run."""
-        it = (
-            report
-            if isinstance(report, Iteration)
-            else Iteration(report, prompt, name, tokens_per_doc)
-        )
         assert self.result is not None, "IterationLogger used outside its `with` block"
         step = len(self.result.records)
+        given = report if isinstance(report, Iteration) else None
+        it = given or Iteration(report, prompt, name, tokens_per_doc)  # type: ignore[arg-type]
         label = it.name or f"{step + 1:02d}"
+        it = Iteration(it.report, it.prompt, label, it.tokens_per_doc)
         with self._tracker.errors():
             if step == 0:
                 self._describe_parent(it.report)
             child = self._log_child(it, step, label)
             self._tracker.log_batches(self.parent.run_id, it.metrics(), step=step)
         self.result.records.append(IterationRecord(step, label, it.metrics(), it.prompt, child))
+        self._iterations.append(it)
         return child
 
     def _describe_parent(self, report: Report) -> None:
@@ -244,7 +226,7 @@ class IterationLogger:
         self._tracker.log_batches(self.parent.run_id, params=params, tags=tags)
         self._tracker.client.log_inputs(self.parent.run_id, [gold_dataset_input(report)])
 
-    def _log_child(self, it: Iteration, step: int, label: str) -> LoggedRun:
+    def _log_child(self, it: Iteration, step: int | str, label: str) -> LoggedRun:
         folder = self._tmp / f"iteration-{step}"
         prompts: list[Path] = []
         if it.prompt is not None:
@@ -268,12 +250,27 @@ class IterationLogger:
                 tracker.log_batches(target.run_id, {k: it.metrics()[k] for k in extra})
         return tracker.logged(target)
 
+    def _log_baseline(self) -> None:
+        """The baseline as a child run of its own (not a step of the metric history)."""
+        assert self.result is not None
+        if self._baseline is None:
+            return
+        run = self._log_child(self._baseline, BASELINE, BASELINE)
+        metrics = self._baseline.metrics()
+        self.result.baseline = IterationRecord(-1, BASELINE, metrics, None, run)
+
     def _finish_parent(self) -> None:
         assert self.result is not None
         records = self.result.records
         tags: dict[str, str] = {}
         if records:
-            out = write_parent_artifacts(records, self._tmp / "parent")
+            out = write_results(
+                self._results or self._tmp / "parent" / ARTIFACT_DIR,
+                self._iterations,
+                self._baseline,
+            )
+            self.result.results = self._results
+            self._log_baseline()
             self._tracker.client.log_artifacts(self.parent.run_id, str(out), ARTIFACT_DIR)
             best = self.result.best
             assert best is not None
@@ -297,6 +294,12 @@ class IterationLogger:
             self._stack.close()
 
 
+def _as_iteration(report: Report | Iteration, name: str) -> Iteration:
+    if isinstance(report, Iteration):
+        return Iteration(report.report, report.prompt, name, report.tokens_per_doc)
+    return Iteration(report, None, name, report.tokens_per_doc)
+
+
 def _parent_note(records: Sequence[IterationRecord], best: IterationRecord) -> str:
     key = selection_key([r.metrics for r in records])
     score = best.metrics.get(key)
@@ -317,40 +320,22 @@ def log_iterations(iterations: Iterable[Iteration], **kwargs: Any) -> Iterations
     return loop.result
 
 
-def score_iterations(
-    folder: str | Path,
-    gold: str | Path,
-    config: Config | str | Path | Mapping[str, Any] | None = None,
-    *,
-    id_key: str | None = None,
-) -> list[Iteration]:
-    """Score every iteration folder against `gold` (read once)."""
-    from ..evaluation.evaluate import evaluate, resolve_config
-    from ..io.loading import load_gold
-
-    cfg = resolve_config(config, id_key)
-    gold_set = load_gold(gold, cfg.id_key)
-    out = []
-    for item in find_iterations(folder):
-        report = evaluate(gold_set, item.pred, cfg)
-        prompt = item.prompt.read_text(encoding="utf-8") if item.prompt else None
-        tokens = report.tokens_per_doc
-        out.append(Iteration(report, prompt, item.name, tokens))
-    return out
-
-
 def log_iteration_dir(
     folder: str | Path,
     gold: str | Path | None = None,
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
     id_key: str | None = None,
+    scoring: Mapping[str, Any] | None = None,
+    baseline: str | Path | None = None,
     **log_kwargs: Any,
 ) -> IterationsResult:
     """Score a folder of ``NN/pred.jsonl`` + ``NN/prompt.txt`` (gold: `gold`, else
-    ``<folder>/gold.jsonl``) and log it as one parent run with a child per iteration."""
-    gold_path = Path(gold) if gold is not None else default_gold(folder)
-    if gold_path is None:
-        raise InputError(f"{folder}: no gold given and no {Path(folder) / 'gold.jsonl'}")
-    iterations = score_iterations(folder, gold_path, config, id_key=id_key)
+    ``<folder>/gold.jsonl``; `scoring`: the keyword options of :func:`evaluate`; `baseline`: a
+    hand-made prediction file scored once as the reference) and log it as one parent run with a
+    child per iteration; `log_kwargs` as for :class:`IterationLogger` (``results=`` included)."""
+    scorer = IterationScorer(resolve_gold(folder, gold), config, id_key=id_key, **(scoring or {}))
+    iterations = scorer.score_folder(folder)  # checks the folder and prompts first
+    if baseline is not None:
+        log_kwargs["baseline"] = scorer.score(baseline, BASELINE)
     return log_iterations(iterations, **log_kwargs)

@@ -66,6 +66,7 @@ from ..core.text import fmt, truncate
 from ..errors import GateError, InputError, TrackingError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
+from .comparisons import log_comparison_page, page_flips
 from .refs import (
     FetchedRun,
     compare_options,
@@ -90,7 +91,7 @@ from .registry import (
 from .runs import Tracker
 
 if TYPE_CHECKING:
-    pass
+    from ..diffing import Flip
 
 log = logging.getLogger(__name__)
 
@@ -276,6 +277,8 @@ class _Promoter:
     allow_first: bool
     candidate: FetchedRun | None = None
     judged: dict[str | None, Comparison] = field(default_factory=dict)
+    flips: dict[str | None, tuple[Flip, ...] | None] = field(default_factory=dict)
+    tracker: Tracker | None = None
 
     def _fetch(self, version: str) -> FetchedRun:
         ref = self.registry.target.ref(version)
@@ -297,6 +300,8 @@ class _Promoter:
         else:
             notes.append(f"no version of {uri} holds the alias: absolute thresholds only")
         result = with_notes(judge(base, cand, self.gates, self.options), notes)
+        base_frame = base.scored.documents if base is not None else None
+        self.flips[holder] = page_flips(result, base_frame, cand.scored.documents)
         self.judged[holder] = result
         return result
 
@@ -328,11 +333,19 @@ class _Promoter:
         tags = promotion_tags(comparison, self.gates, self.alias, previous, verdict)
         if write:
             self.registry.tag(self.version, tags)
+            comparison = self._log_page(comparison, gated_against)
         target = self.registry.target
         return Promotion(
             comparison, _EXIT_CODES[outcome] == 0, target.name, self.version, self.alias,
             target.kind, previous, tags if write else {}, outcome, gated_against,
         )  # fmt: skip
+
+    def _log_page(self, comparison: Comparison, holder: str | None) -> Comparison:
+        """The comparison page on the candidate's run (``eval/comparison.html``)."""
+        if self.candidate is None:
+            return comparison
+        run_id, flips = self.candidate.resolved.run_id, self.flips.get(holder)
+        return log_comparison_page(comparison, run_id, flips, tracker=self.tracker)
 
     def run(self, policy: LeasePolicy) -> Promotion:
         registry, alias = self.registry, self.alias
@@ -422,6 +435,7 @@ def promote(
     with Tracker(tracking_uri) as tracker, tracker.errors():
         registry = Registry(tracker.client, target)
         promoter = _Promoter(
-            registry, number, alias, gate_list, options, allow_unfinished, allow_first
-        )
+            registry, number, alias, gate_list, options, allow_unfinished, allow_first,
+            tracker=tracker,
+        )  # fmt: skip
         return promoter.run(policy)

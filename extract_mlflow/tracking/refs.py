@@ -52,6 +52,7 @@ from ..errors import InputError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
 from .client import one_line
+from .comparisons import log_comparison_page, page_flips
 from .payload import ARTIFACT_DIR, SIGNATURE_TAG
 from .runs import Tracker
 
@@ -427,7 +428,9 @@ def compare_refs(
         cand = fetch_run(client, candidate_ref, **finished)
     options = compare_options(seed, resamples, allow_incomparable, min_documents)
     result = judge(base, cand, gate_list, options)
-    return with_notes(result, [*(base.notes if base else ()), *cand.notes])
+    result = with_notes(result, [*(base.notes if base else ()), *cand.notes])
+    flips = page_flips(result, base.scored.documents if base else None, cand.scored.documents)
+    return log_comparison_page(result, cand.resolved.run_id, flips, tracking_uri=tracking_uri)
 
 
 def compare_options(

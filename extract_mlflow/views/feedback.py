@@ -15,10 +15,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.paths import document_leaves
 from ..core.text import compact, fmt
+from ..io.loading import load_gold
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report
@@ -134,7 +136,7 @@ def _hashable(value: Any) -> Any:
 
 
 def field_hints(
-    gold: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]],
+    gold: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | str | Path,
     doc_id: str,
     *,
     id_key: str = "id",
@@ -145,10 +147,12 @@ def field_hints(
     """Up to `per_field` distinct example values per field path, drawn in gold order from the
     gold documents other than `doc_id` (never from `doc_id` itself).
 
-    `gold` is a mapping id → document (e.g. ``GoldSet.docs``) or an iterable of documents
-    carrying `id_key`. `fields` restricts (and orders) the paths; `ignore` drops paths (e.g.
-    fields the config ignores). Paths are sorted when `fields` is None.
+    `gold` is a gold JSONL path, a mapping id → document (e.g. ``GoldSet.docs``) or an iterable
+    of documents carrying `id_key`. `fields` restricts (and orders) the paths; `ignore` drops
+    paths (e.g. fields the config ignores). Paths are sorted when `fields` is None.
     """
+    if isinstance(gold, str | Path):
+        gold = load_gold(gold, id_key).docs
     skip = set(ignore)
     hints: dict[str, list[Any]] = {}
     seen: dict[str, set[Any]] = {}

@@ -8,10 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..io.iterations import best_index
 from ..structure.score import METRICS, Slice, StructureSummary
-from .sections import IterationRow
-from .table import LABELS
+from .iterations import LABELS, SCORES, LoopRow, best_row, defined_columns
 
 
 def robustness_png(slices: Sequence[Slice], attribute: str, path: Path) -> Path:
@@ -39,9 +37,6 @@ def robustness_png(slices: Sequence[Slice], attribute: str, path: Path) -> Path:
     return path
 
 
-TREND_KEYS = ("f1", "precision", "recall", "macro_f1", "composite")
-
-
 def _figure() -> tuple[Any, Any]:
     from matplotlib.figure import Figure  # the OO API: no pyplot, no global backend state
 
@@ -49,35 +44,63 @@ def _figure() -> tuple[Any, Any]:
     return fig, fig.subplots()
 
 
-def plot_trend(records: Sequence[IterationRow], path: Path) -> None:
-    """trend.png: headline scores per iteration; the best iteration marked."""
+def _save(fig: Any, paths: Sequence[Path]) -> None:
+    """Save `fig` to every path (PNG, PDF… by suffix) without a creation date, so a file only
+    changes when the plot does."""
+    for path in paths:
+        meta = {"CreationDate": None} if path.suffix == ".pdf" else {}
+        fig.savefig(path, metadata=meta)
+
+
+def plot_trend(rows: Sequence[LoopRow], paths: Sequence[Path]) -> None:
+    """trend.png/.pdf: every headline score per iteration, the best iteration starred, the
+    baseline's scores as dashed horizontal lines."""
     fig, ax = _figure()
-    names = [r.name for r in records]
-    for key in TREND_KEYS:
-        values = [r.metrics.get(key, math.nan) for r in records]
-        if not all(math.isnan(v) for v in values):
-            ax.plot(names, values, marker="o", label=LABELS[key])
-    best = best_index([r.metrics for r in records])
+    its = [r for r in rows if not r.baseline]
+    names = [r.name for r in its]
+    base = next((r for r in rows if r.baseline), None)
+    for key in defined_columns(rows, SCORES):
+        values = [r.values.get(key) for r in its]
+        line = ax.plot(names, [math.nan if v is None else v for v in values], marker="o")
+        line[0].set_label(LABELS[key])
+        if base is not None and base.values.get(key) is not None:
+            ax.axhline(base.values[key], color=line[0].get_color(), linestyle="--", alpha=0.6)
+    best = best_row(rows)
     if best is not None:
-        ax.axvline(best, color="grey", linestyle=":", label=f"best ({records[best].name})")
+        key = "composite" if rows[best].values.get("composite") is not None else "f1"
+        x = its.index(rows[best])
+        ax.plot(
+            [x],
+            [rows[best].values.get(key)],
+            marker="*",
+            markersize=16,
+            color="black",
+            linestyle="none",
+            label=f"best ({rows[best].name})",
+        )
+    if base is not None:
+        ax.plot([], [], color="grey", linestyle="--", label=f"{base.name} (dashed)")
     ax.set(xlabel="iteration", ylabel="score", ylim=(0, 1.02), title="Scores per iteration")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    fig.savefig(path)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")
+    _save(fig, paths)
 
 
-def plot_tokens(records: Sequence[IterationRow], path: Path) -> None:
-    """tokens.png: tokens per document per iteration (a note when no usage was recorded)."""
+def plot_tokens(rows: Sequence[LoopRow], paths: Sequence[Path]) -> None:
+    """tokens.png/.pdf: tokens per document per iteration (the baseline's as a dashed line).
+    A ValueError when no iteration recorded usage: there is nothing to draw."""
+    its = [r for r in rows if not r.baseline]
+    values = [r.values.get("tokens_per_doc") for r in its]
+    if all(v is None for v in values):
+        raise ValueError("no token usage recorded: nothing to plot")
     fig, ax = _figure()
-    values = [r.metrics.get("tokens_per_doc") for r in records]
-    if any(v is not None for v in values):
-        ax.bar([r.name for r in records], [v or 0.0 for v in values], color="tab:purple")
-        ax.set(xlabel="iteration", ylabel="tokens per document")
-    else:
-        ax.text(0.5, 0.5, "no token usage recorded", ha="center", va="center")
-        ax.set_axis_off()
-    ax.set_title("Token cost per iteration")
-    fig.savefig(path)
+    ax.bar([r.name for r in its], [v or 0.0 for v in values], color="tab:purple")
+    base = next((r for r in rows if r.baseline), None)
+    if base is not None and base.values.get("tokens_per_doc") is not None:
+        ax.axhline(base.values["tokens_per_doc"], color="grey", linestyle="--", label=base.name)
+        ax.legend(fontsize="small")
+    ax.set(xlabel="iteration", ylabel="tokens per document", title="Token cost per iteration")
+    _save(fig, paths)
 
 
 def robustness_plot(summary: StructureSummary, path: str | Path, attribute: str) -> Path:

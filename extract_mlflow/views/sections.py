@@ -1,10 +1,9 @@
 """What the markdown and the table views both show, computed once: fields worst first, the
-report's notes, the fidelity field rows, and the shape of an iteration's row."""
+report's notes and the fidelity field rows."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from ..core.text import fmt
 from ..fidelity.score import FidelityStats, FidelitySummary
@@ -121,15 +120,3 @@ def fidelity_notes(summary: FidelitySummary) -> list[str]:
     for doc_id, path in summary.unused_approvals:
         notes.append(f"approval for {doc_id} `{path}` matched no checked value")
     return notes
-
-
-class IterationRow(Protocol):
-    """One prompt iteration as the views read it (tracking's ``IterationRecord`` is one)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def metrics(self) -> Mapping[str, float]: ...
-
-    def row(self) -> dict[str, Any]: ...

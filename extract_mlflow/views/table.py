@@ -1,19 +1,15 @@
-"""Plain-text tables for the terminal (the report, its fidelity and structure sections) and the
-per-iteration tables of ``score-iterations`` (``metrics.csv``, a LaTeX booktabs table)."""
+"""Plain-text tables for the terminal: the report, its fidelity and structure sections, and
+the aligned rows every other terminal table is drawn with."""
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import fmt, terminal_safe, tex_escape
+from ..core.text import fmt, terminal_safe
 from ..fidelity.score import FidelitySummary
-from ..io.iterations import best_index
 from .sections import (
     _FIELD_HEAD,
-    IterationRow,
     _field_row,
     fidelity_fields_by_bleu,
     fidelity_notes,
@@ -91,89 +87,6 @@ def fidelity_table(summary: FidelitySummary) -> str:
         )
     out += fidelity_notes(summary)
     return "\n".join(out) + "\n"
-
-
-HEADLINE = (
-    "f1",
-    "precision",
-    "recall",
-    "macro_f1",
-    "parse_failure_rate",
-    "composite",
-    "layout_score",
-    "bleu_proxy",
-    "groundedness",
-    "tokens_per_doc",
-    "documents",
-)
-"""The columns of metrics.csv that come first (when present), and those of metrics.tex."""
-
-
-LABELS = {
-    "f1": "F1",
-    "precision": "Precision",
-    "recall": "Recall",
-    "macro_f1": "Macro F1",
-    "parse_failure_rate": "Parse fail.",
-    "composite": "Composite",
-    "layout_score": "Layout",
-    "bleu_proxy": "BLEU proxy",
-    "groundedness": "Grounded",
-    "tokens_per_doc": "Tokens/doc",
-    "documents": "Docs",
-}
-
-
-def metric_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Headline metrics present (fixed order), then every other key in sorted order."""
-    keys = {k for r in rows for k in r}
-    lead = [k for k in HEADLINE if k in keys]
-    return lead + sorted(keys - set(lead) - {"iteration", "step", "run_id"})
-
-
-def metrics_csv(records: Sequence[IterationRow]) -> str:
-    """metrics.csv: one row per iteration (iteration, step, run_id, then every metric)."""
-    rows = [r.row() for r in records]
-    columns = ["iteration", "step", "run_id", *metric_columns([r.metrics for r in records])]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: row.get(c, "") for c in columns})
-    return buf.getvalue()
-
-
-def _tex_number(key: str, value: float | None) -> str:
-    if value is None:
-        return "--"
-    if key in ("documents",):
-        return str(int(value))
-    if key == "tokens_per_doc":
-        return f"{value:,.0f}".replace(",", "{,}")
-    return f"{value:.3f}"
-
-
-def metrics_latex(records: Sequence[IterationRow]) -> str:
-    """metrics.tex: a booktabs table of the headline metrics, the best iteration in bold."""
-    cols = [k for k in HEADLINE if any(k in r.metrics for r in records)]
-    best = best_index([r.metrics for r in records])
-    lines = [
-        r"\begin{table}[ht]",
-        r"\centering",
-        r"\caption{Extraction scores per prompt iteration (best in bold).}",
-        r"\label{tab:extract-mlflow-iterations}",
-        r"\begin{tabular}{l" + "r" * len(cols) + "}",
-        r"\toprule",
-        " & ".join(["Iteration", *(LABELS[k] for k in cols)]) + r" \\",
-        r"\midrule",
-    ]
-    for i, rec in enumerate(records):
-        cells = [tex_escape(rec.name), *(_tex_number(k, rec.metrics.get(k)) for k in cols)]
-        if i == best:
-            cells = [r"\textbf{" + c + "}" for c in cells]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
 
 
 def aligned(rows: Sequence[Sequence[str]], *, left: int = 1, rule: bool = True) -> list[str]:

@@ -1,0 +1,327 @@
+"""Two prediction files scored against the same gold, side by side: each field's F1 before → after,
+the fields that regressed or improved by more than a tolerance, and the documents that flipped
+between fully correct and not, with the fields whose counts changed. Pure.
+
+The paired bootstrap and the document flips are those of :func:`~extract_mlflow.comparison.compare`
+(A is the baseline, B the candidate), so ``diff`` and ``compare`` agree on every interval.
+
+A field *regressed* when its F1 fell by more than `tolerance` (``after < before − tolerance``)
+and *improved* when it rose by more than `tolerance`; a field whose F1 is n/a on either side
+(0/0) is neither. So ``diff(a, a)`` finds nothing, and swapping A and B swaps the regressions
+and the improvements.
+
+>>> from extract_mlflow import evaluate
+>>> gold = [{"id": "1", "total": 10, "name": "A"}, {"id": "2", "total": 20, "name": "B"}]
+>>> a = evaluate(gold, [
+...     {"id": "1", "total": 10, "name": "A"}, {"id": "2", "total": 21, "name": "B"}])
+>>> b = evaluate(gold, [
+...     {"id": "1", "total": 10, "name": "X"}, {"id": "2", "total": 20, "name": "B"}])
+>>> d = diff(a, b)
+>>> [f.path for f in d.regressions], [f.path for f in d.improvements]
+(['name'], ['total'])
+>>> [(f.id, f.direction, [c.path for c in f.fields]) for f in d.flips]
+[('1', 'broke', ['name']), ('2', 'fixed', ['total'])]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .comparison import Comparison, ScoredRun, _clean, compare
+from .core.keys import field_key
+from .errors import InputError
+from .evaluation.paired import field_paths
+from .evaluation.records import counts_frame
+from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .report import Report
+
+Direction = Literal["fixed", "broke"]
+Triple = tuple[int, int, int]
+
+TOLERANCE_ERROR = "tolerance (--tolerance) must be a finite number ≥ 0, not {value!r}"
+FIXED: Direction = "fixed"  # not fully correct in A, fully correct in B
+BROKE: Direction = "broke"  # fully correct in A, not in B
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDelta:
+    """One field's F1 in A and in B (None: 0/0), with the paired-bootstrap interval of the
+    change when there is one."""
+
+    path: str
+    key: str
+    before: float | None
+    after: float | None
+    interval: Interval | None = None
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+    def to_dict(self) -> dict[str, Any]:
+        iv = self.interval
+        return {
+            "field": self.path,
+            "key": self.key,
+            "before": self.before,
+            "after": self.after,
+            "delta": self.delta,
+            "ci_low": iv.low if iv else None,
+            "ci_high": iv.high if iv else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """One field of one document whose (TP, FP, FN) differ between A and B."""
+
+    path: str
+    before: Triple
+    after: Triple
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.path, "before": list(self.before), "after": list(self.after)}
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """A document fully correct on one side only (``fixed``: in B; ``broke``: in A)."""
+
+    id: str
+    direction: Direction
+    fields: tuple[FieldChange, ...]
+    status_before: str | None = None
+    status_after: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "direction": self.direction,
+            "status_before": self.status_before,
+            "status_after": self.status_after,
+            "fields": [c.to_dict() for c in self.fields],
+        }
+
+
+@dataclass(frozen=True)
+class Diff:
+    """What changed from prediction file A to prediction file B (see the module docstring)."""
+
+    fields: tuple[FieldDelta, ...]
+    regressions: tuple[FieldDelta, ...]
+    improvements: tuple[FieldDelta, ...]
+    flips: tuple[Flip, ...]
+    comparison: Comparison
+    tolerance: float = 0.0
+    report_a: Report | None = field(default=None, repr=False, compare=False)
+    report_b: Report | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def fixed(self) -> tuple[Flip, ...]:
+        return tuple(f for f in self.flips if f.direction == FIXED)
+
+    @property
+    def broke(self) -> tuple[Flip, ...]:
+        return tuple(f for f in self.flips if f.direction == BROKE)
+
+    @property
+    def micro(self) -> FieldDelta:
+        """Micro F1 before → after, with its interval."""
+        return self._headline("f1")
+
+    @property
+    def macro(self) -> FieldDelta:
+        """Macro F1 before → after, with its interval."""
+        return self._headline("macro_f1")
+
+    def _headline(self, metric: str) -> FieldDelta:
+        row = self.comparison.row(metric)
+        if row is None:
+            return FieldDelta(metric, metric, None, None)
+        return FieldDelta(metric, metric, row.baseline, row.candidate, row.interval)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data; its keys are a stable schema (NaN becomes None)."""
+        c = self.comparison
+        data: dict[str, Any] = _clean(
+            {
+                "a": c.baseline_ref,
+                "b": c.candidate_ref,
+                "tolerance": self.tolerance,
+                "micro_f1": self.micro.to_dict(),
+                "macro_f1": self.macro.to_dict(),
+                "fields": [f.to_dict() for f in self.fields],
+                "regressions": [f.to_dict() for f in self.regressions],
+                "improvements": [f.to_dict() for f in self.improvements],
+                "flips": [f.to_dict() for f in self.flips],
+                "documents": {"paired": c.paired, "a_only": list(c.baseline_only),
+                              "b_only": list(c.candidate_only)},
+                "bootstrap": {"resamples": c.resamples, "seed": c.seed,
+                              "confidence": c.confidence},
+                "notes": list(c.notes),
+            }
+        )  # fmt: skip
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class Sides:
+    """One document as the gold set, A and B hold it (None: no line, or an unreadable one),
+    and for A and B the leaf paths the scorer marked wrong, each with the wrong predicted
+    values (empty for a missing value)."""
+
+    gold: Mapping[str, Any] | None
+    a: Mapping[str, Any] | None
+    b: Mapping[str, Any] | None
+    wrong_a: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    wrong_b: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    id_key: str = "id"
+
+
+def _wrong(report: Report | None, doc_id: str) -> dict[str, tuple[Any, ...]]:
+    out: dict[str, list[Any]] = {}
+    doc = next((d for d in report.documents if d.id == doc_id), None) if report else None
+    for e in doc.errors if doc is not None else ():
+        out.setdefault(e.path, [])
+        if e.got is not None:
+            out[e.path].append(e.got)
+    return {path: tuple(values) for path, values in out.items()}
+
+
+def flip_sides(
+    result: Diff,
+    gold: Mapping[str, Mapping[str, Any]],
+    docs_a: Mapping[str, Mapping[str, Any]],
+    docs_b: Mapping[str, Mapping[str, Any]],
+) -> dict[str, Sides]:
+    """Each flipped document's gold and predictions (documents by id, as read from the
+    files), with what the scorer marked wrong on each side (from the diff's reports)."""
+    id_key = result.report_a.config.id_key if result.report_a is not None else "id"
+    return {
+        f.id: Sides(
+            gold.get(f.id),
+            docs_a.get(f.id),
+            docs_b.get(f.id),
+            _wrong(result.report_a, f.id),
+            _wrong(result.report_b, f.id),
+            id_key,
+        )
+        for f in result.flips
+    }
+
+
+def fields_of(comparison: Comparison) -> tuple[FieldDelta, ...]:
+    """The field F1 rows of a comparison as field deltas (named by their metric key suffix)."""
+    return tuple(
+        FieldDelta(r.metric.removeprefix("field_f1/"), r.metric, r.baseline, r.candidate,
+                   r.interval)
+        for r in comparison.rows
+        if r.metric.startswith("field_f1/")
+    )  # fmt: skip
+
+
+def check_tolerance(tolerance: object) -> float:
+    """`tolerance` as a float; an InputError unless it is a finite number ≥ 0."""
+    ok = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
+    if not ok or not math.isfinite(float(tolerance)) or float(tolerance) < 0:  # type: ignore[arg-type]
+        raise InputError(TOLERANCE_ERROR.format(value=tolerance))
+    return float(tolerance)  # type: ignore[arg-type]
+
+
+def field_deltas(a: Report, b: Report, comparison: Comparison) -> list[FieldDelta]:
+    """Every field of either report, in B's order then A's, with its F1 on both sides."""
+    keys = {**a.field_keys(), **b.field_keys()}
+    out = []
+    for path in dict.fromkeys([*b.fields, *a.fields]):
+        key = field_key("field_f1", path, keys)
+        row = comparison.row(key)
+        before = a.fields[path].counts.f1 if path in a.fields else None
+        after = b.fields[path].counts.f1 if path in b.fields else None
+        out.append(FieldDelta(path, key, before, after, row.interval if row else None))
+    return out
+
+
+def _moved(fields: Iterable[FieldDelta], tolerance: float, sign: int) -> tuple[FieldDelta, ...]:
+    """The fields whose F1 moved by more than `tolerance` in direction `sign`, largest first."""
+    moved = [f for f in fields if f.delta is not None and sign * f.delta > tolerance]
+    return tuple(sorted(moved, key=lambda f: (-sign * (f.delta or 0.0), f.path)))
+
+
+def _triple(row: pd.Series, path: str) -> Triple:
+    def get(prefix: str) -> int:
+        name = f"{prefix}/{path}"
+        return int(row[name]) if name in row.index else 0
+
+    return (get("field_tp"), get("field_fp"), get("field_fn"))
+
+
+def flip_details(
+    frame_a: pd.DataFrame, frame_b: pd.DataFrame, fixed: Iterable[str], broke: Iterable[str]
+) -> tuple[Flip, ...]:
+    """The flipped documents (ids from a comparison) with the fields whose per-document counts
+    differ between the two count frames (``Report.to_frame("counts")``), ordered by id."""
+    a = frame_a.assign(id=frame_a["id"].astype(str)).set_index("id")
+    b = frame_b.assign(id=frame_b["id"].astype(str)).set_index("id")
+    paths = list(dict.fromkeys([*field_paths(frame_b), *field_paths(frame_a)]))
+    wanted = [(i, FIXED) for i in fixed] + [(i, BROKE) for i in broke]
+    flips = []
+    for doc_id, direction in sorted(wanted):
+        ra, rb = a.loc[[doc_id]].iloc[0], b.loc[[doc_id]].iloc[0]
+        changes = tuple(
+            FieldChange(p, _triple(ra, p), _triple(rb, p))
+            for p in paths
+            if _triple(ra, p) != _triple(rb, p)
+        )
+        status = [str(r["status"]) if "status" in r.index else None for r in (ra, rb)]
+        flips.append(Flip(doc_id, direction, changes, status[0], status[1]))
+    return tuple(flips)
+
+
+def diff(
+    report_a: Report,
+    report_b: Report,
+    tolerance: float = 0.0,
+    *,
+    seed: int | None = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    labels: tuple[str, str] = ("A", "B"),
+) -> Diff:
+    """Compare two evaluations of the same gold set: A before, B after.
+
+    Raises InputError for a bad `tolerance` (not a finite number ≥ 0), `seed` or `resamples`,
+    and :class:`~extract_mlflow.comparison.IncomparableRunsError` when the two reports were
+    scored differently (another gold set, config or scorer version).
+    """
+    tol = check_tolerance(tolerance)
+    frame_a, frame_b = counts_frame(report_a), counts_frame(report_b)
+    run_a = ScoredRun(report_a.metrics(), frame_a, report_a.signature(), labels[0])
+    run_b = ScoredRun(report_b.metrics(), frame_b, report_b.signature(), labels[1])
+    comparison = compare(
+        run_a, run_b, None, seed=seed, resamples=resamples, confidence=confidence, min_documents=0
+    )
+    fields = field_deltas(report_a, report_b, comparison)
+    flips = flip_details(frame_a, frame_b, comparison.fixed, comparison.broke)
+    return Diff(
+        fields=tuple(fields),
+        regressions=_moved(fields, tol, -1),
+        improvements=_moved(fields, tol, 1),
+        flips=flips,
+        comparison=comparison,
+        tolerance=tol,
+        report_a=report_a,
+        report_b=report_b,
+    )

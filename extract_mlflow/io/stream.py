@@ -1,0 +1,326 @@
+"""Gold and predictions read in one pass and joined on id, without holding the documents.
+
+:func:`load_gold` and :func:`load_predictions` build dicts of every document; this module gives
+the same documents one gold document at a time, with the same checks, the same parse failures
+and the same error messages, so memory does not grow with the number of documents beyond ~16
+bytes per gold line and 24 per prediction line that is not in gold order.
+
+The join, in the order that costs least:
+
+- **lockstep**: the prediction file is read alongside the gold file while prediction line *i*
+  carries the id of gold document *i* (the usual case: predictions written by iterating over
+  the gold set). Nothing is indexed.
+- **indexed**: at the first prediction line that breaks the order (a skipped, extra, repeated or
+  unknown id, an unattributed line), the rest of the prediction file is read once and indexed by
+  a 64-bit hash of each line's id (its byte offset and line number beside it, in numpy arrays);
+  each later gold document's prediction is then read back by seeking to its offset, and its id is
+  compared in full (so a hash collision can never join the wrong line).
+
+Errors come in the same order as loading both files first: any defect of the gold file wins over
+any defect of the prediction file (which is kept until the gold file has been read to its end).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ..errors import InputError
+from .loading import (
+    MAX_LINE_BYTES,
+    _doc_id,
+    _LineError,
+    _Oversized,
+    _read_prediction,
+    _sha256,
+    gold_object,
+    iter_raw_lines,
+)
+
+_Line = tuple[int, int, "bytes | _Oversized"]
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """One gold document and what the prediction file holds for it."""
+
+    position: int
+    """index of the document in the gold file (0 for its first document)"""
+    id: str
+    gold: dict[str, Any]
+    pred: dict[str, Any] | None
+    failure: str | None = None
+    """why the prediction line is unusable ("line 7: invalid JSON ..."): a parse failure"""
+
+
+@dataclass
+class StreamSummary:
+    """What is known only once both files are read (as in GoldSet/PredictionSet)."""
+
+    gold_source: str
+    pred_source: str
+    gold_digest: str | None = None
+    pred_digest: str | None = None
+    unknown_ids: list[str] = field(default_factory=list)
+    unattributed: list[str] = field(default_factory=list)
+    mode: str = "lockstep"
+    """how the files were joined: "lockstep" or "indexed" (diagnostics only)"""
+
+
+def id_hash(doc_id: str) -> int:
+    """A 64-bit hash of an id (blake2b: stable across processes, unlike hash())."""
+    return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+class JoinedStream:
+    """Iterate the gold documents of `gold` joined with their predictions from `pred`.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "g.jsonl").write_text('{"id": "a", "x": 1}\\n{"id": "b", "x": 2}\\n')
+    >>> _ = (d / "p.jsonl").write_text('{"id": "b", "x": 2}\\n{"id": "a", "x": 3}\\n')
+    >>> stream = JoinedStream(d / "g.jsonl", d / "p.jsonl")
+    >>> [(j.id, j.pred) for j in stream]
+    [('a', {'id': 'a', 'x': 3}), ('b', {'id': 'b', 'x': 2})]
+    >>> stream.summary.mode
+    'indexed'
+    """
+
+    def __init__(self, gold: str | Path, pred: str | Path, id_key: str = "id") -> None:
+        self.gold_path, self.pred_path, self.id_key = Path(gold), Path(pred), id_key
+        self.summary = StreamSummary(str(self.gold_path), str(self.pred_path))
+        self._gold_hashes = array("Q")
+        self._gold_offsets = array("Q")
+        self._pred_error: InputError | None = None
+        self._pred_lines = 0
+        self._index: _PredictionIndex | None = None
+
+    def __iter__(self) -> Iterator[Joined]:
+        ghasher, phasher = _sha256(), _sha256()
+        preds = self._pred_lines_iter(phasher)
+        position = -1
+        for lineno, offset, raw in iter_raw_lines(self.gold_path, ghasher):
+            position += 1
+            doc, doc_id = self._gold(lineno, raw)
+            self._gold_hashes.append(id_hash(doc_id))
+            self._gold_offsets.append(offset)
+            if self._pred_error is not None:
+                continue  # the prediction file is broken: only the gold file is still checked
+            if self._index is None:
+                line = next(preds, None)
+                if line is not None:
+                    found = self._lockstep(line, doc_id)
+                    if found is not None:
+                        yield Joined(position, doc_id, doc, *found)
+                        continue
+                self._index = _PredictionIndex.build(self, line, preds, matched=position)
+            if self._pred_error is None:
+                yield Joined(position, doc_id, doc, *self._index.lookup(doc_id))
+        if position < 0:
+            raise InputError(f"{self.gold_path}: no documents (the file is empty)")
+        self._check_gold_duplicates(len(self._gold_hashes))
+        if self._index is None and self._pred_error is None:  # gold ran out first: the rest
+            self._index = _PredictionIndex.build(self, None, preds, matched=position + 1)
+        if self._pred_error is not None:
+            raise self._pred_error
+        if self._pred_lines == 0:
+            raise InputError(f"{self.pred_path}: no predictions (the file is empty)")
+        assert self._index is not None or self.summary.mode == "lockstep"
+        if self._index is not None:
+            self._index.finish()
+        self.summary.gold_digest = ghasher.hexdigest()
+        self.summary.pred_digest = phasher.hexdigest()
+
+    # -- gold --------------------------------------------------------------------------------
+
+    def _gold(self, lineno: int, raw: bytes | _Oversized) -> tuple[dict[str, Any], str]:
+        try:
+            doc = gold_object(raw)
+            return doc, _doc_id(doc, self.id_key)
+        except _LineError as exc:
+            self._check_gold_duplicates(len(self._gold_hashes))  # an earlier defect wins
+            raise InputError(f"{self.gold_path}:{lineno}: {exc}") from None
+
+    def _check_gold_duplicates(self, upto: int) -> None:
+        """The first repeated id among the first `upto` gold documents, as load_gold says it."""
+        hashes = np.frombuffer(self._gold_hashes, dtype=np.uint64)[:upto]
+        if len(np.unique(hashes)) == len(hashes):
+            return
+        found: list[tuple[int, int, str]] = []  # (line of the repeat, first line, id)
+        seen: dict[str, int] = {}
+        suspects = _repeated(hashes)
+        with self.gold_path.open("rb") as f:
+            for position in np.flatnonzero(np.isin(hashes, suspects)):
+                doc_id = self._gold_id_at(f, int(self._gold_offsets[position]))
+                if doc_id in seen:
+                    found.append((int(position), seen[doc_id], doc_id))
+                else:
+                    seen[doc_id] = int(position)
+        if found:
+            second, first, doc_id = min(found)
+            lines = _line_numbers(self.gold_path, {first, second})
+            raise InputError(
+                f"{self.gold_path}:{lines[second]}: duplicate id '{doc_id}' "
+                f"(first on line {lines[first]})"
+            )
+
+    def _gold_id_at(self, f: IO[bytes], offset: int) -> str:
+        f.seek(offset)
+        raw = f.readline(MAX_LINE_BYTES + 1)
+        return _doc_id(gold_object(raw.removeprefix(b"\xef\xbb\xbf")), self.id_key)
+
+    # -- predictions -------------------------------------------------------------------------
+
+    def _pred_lines_iter(self, hasher: Any) -> Iterator[_Line]:
+        """The prediction file's lines; a defect of the file itself is kept for later."""
+        try:
+            for line in iter_raw_lines(self.pred_path, hasher):
+                self._pred_lines += 1
+                yield line
+        except InputError as exc:
+            self._pred_error = exc
+
+    def _lockstep(self, line: _Line, gold_id: str) -> tuple[Any, str | None] | None:
+        """(document, failure) when the line belongs to `gold_id`, else None (order broken)."""
+        lineno, _, raw = line
+        doc_id, doc, problem = _read_prediction(raw, self.id_key)
+        if doc_id != gold_id:
+            return None
+        return doc, None if doc is not None else f"line {lineno}: {problem}"
+
+
+def _repeated(hashes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    values, counts = np.unique(hashes, return_counts=True)
+    return values[counts > 1]
+
+
+def _line_numbers(path: Path, positions: set[int]) -> dict[int, int]:
+    """Line numbers of the given document positions (non-blank lines counted from 0)."""
+    out: dict[int, int] = {}
+    for position, (lineno, _, _) in enumerate(iter_raw_lines(path, _sha256())):
+        if position in positions:
+            out[position] = lineno
+            if len(out) == len(positions):
+                break
+    return out
+
+
+class _PredictionIndex:
+    """The prediction lines from where lockstep broke to the end, by id hash."""
+
+    def __init__(self, stream: JoinedStream) -> None:
+        self.stream = stream
+        self.hashes = np.empty(0, dtype=np.uint64)
+        self.offsets = np.empty(0, dtype=np.int64)
+        self.linenos = np.empty(0, dtype=np.int64)
+        self.used = np.empty(0, dtype=bool)
+        self.file: IO[bytes] | None = None
+
+    @classmethod
+    def build(
+        cls, stream: JoinedStream, first: _Line | None, rest: Iterator[_Line], *, matched: int
+    ) -> _PredictionIndex:
+        """Read `first` and every line after it; file each by the hash of its id. The first
+        `matched` gold documents were joined in lockstep (their ids are taken)."""
+        index = cls(stream)
+        hashes, offsets, linenos = array("Q"), array("q"), array("q")
+        lines = rest if first is None else _chain(first, rest)
+        for lineno, offset, raw in lines:
+            stream.summary.mode = "indexed"  # a line out of gold order (or beyond it)
+            doc_id, _, problem = _read_prediction(raw, stream.id_key)
+            if doc_id is None:
+                stream.summary.unattributed.append(f"line {lineno}: {problem}")
+                continue
+            hashes.append(id_hash(doc_id))
+            offsets.append(offset)
+            linenos.append(lineno)
+        order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
+        index.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
+        index.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
+        index.linenos = np.frombuffer(linenos, dtype=np.int64)[order]
+        index.used = np.zeros(len(order), dtype=bool)
+        index._check_duplicates(matched)
+        return index
+
+    def _read(self, offset: int) -> tuple[str | None, dict[str, Any] | None, str | None]:
+        if self.file is None:
+            self.file = self.stream.pred_path.open("rb")
+        self.file.seek(offset)
+        raw: bytes | _Oversized = self.file.readline(MAX_LINE_BYTES + 1)
+        assert isinstance(raw, bytes)
+        if offset == 0:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raw = _Oversized(raw[:65536], self._size(offset))
+        return _read_prediction(raw, self.stream.id_key)
+
+    def _size(self, offset: int) -> int:
+        assert self.file is not None
+        self.file.seek(offset)
+        size = 0
+        while chunk := self.file.readline(1 << 20):
+            size += len(chunk) - chunk.endswith(b"\n")
+            if chunk.endswith(b"\n"):
+                break
+        return size
+
+    def lookup(self, gold_id: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(document, failure) of the prediction line carrying `gold_id`; (None, None) if none."""
+        h = np.uint64(id_hash(gold_id))
+        at = int(np.searchsorted(self.hashes, h))
+        while at < len(self.hashes) and self.hashes[at] == h:
+            doc_id, doc, problem = self._read(int(self.offsets[at]))
+            if doc_id == gold_id:
+                self.used[at] = True
+                return doc, None if doc is not None else f"line {self.linenos[at]}: {problem}"
+            at += 1
+        return None, None
+
+    def _check_duplicates(self, matched: int) -> None:
+        """Two lines with one id (among the indexed lines, or an indexed line repeating a line
+        joined in lockstep): the error load_predictions gives, at the earliest repeat, unless
+        a defect of the file comes first (the file is read again, in order, only then)."""
+        stream = self.stream
+        suspects = set(_repeated(self.hashes).tolist())
+        lockstep = np.frombuffer(stream._gold_hashes, dtype=np.uint64)[:matched]
+        suspects |= set(np.intersect1d(self.hashes, lockstep).tolist())
+        if not suspects:
+            return
+        first_seen: dict[str, int] = {}
+        try:
+            for lineno, _, raw in iter_raw_lines(stream.pred_path, _sha256()):
+                doc_id, _, _ = _read_prediction(raw, stream.id_key)
+                if doc_id is None or id_hash(doc_id) not in suspects:
+                    continue
+                if doc_id in first_seen:
+                    stream._pred_error = InputError(
+                        f"{stream.pred_path}:{lineno}: duplicate prediction id '{doc_id}' "
+                        f"(first on line {first_seen[doc_id]})"
+                    )
+                    return
+                first_seen[doc_id] = lineno
+        except InputError:
+            return  # the file's own defect comes first; it is already kept
+
+    def finish(self) -> None:
+        """Unknown ids: indexed lines no gold document asked for (re-read by offset)."""
+        stream = self.stream
+        unknown = {
+            doc_id
+            for at in np.flatnonzero(~self.used)
+            if (doc_id := self._read(int(self.offsets[at]))[0]) is not None
+        }
+        stream.summary.unknown_ids = sorted(unknown)
+        if self.file is not None:
+            self.file.close()
+
+
+def _chain(first: _Line, rest: Iterator[_Line]) -> Iterator[_Line]:
+    yield first
+    yield from rest

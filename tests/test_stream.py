@@ -1,0 +1,208 @@
+"""io.stream: the one-pass join gives exactly what loading both files gives — the same
+documents in gold order, the same parse failures, unknown ids, unattributed lines, digests and
+the same first error — for files in gold order, shuffled, with gaps, repeats and broken lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from extract_mlflow.errors import InputError
+from extract_mlflow.io.loading import MAX_LINE_BYTES, load_gold, load_predictions
+from extract_mlflow.io.stream import JoinedStream, id_hash
+
+Outcome = tuple[Any, ...]
+
+
+def reference(gold: Path, pred: Path, id_key: str = "id") -> Outcome:
+    """Load both files whole (today's loaders), then join: the definition of the stream."""
+    try:
+        gs = load_gold(gold, id_key)
+        ps = load_predictions(pred, id_key)
+    except InputError as exc:
+        return ("error", str(exc))
+    joined = [
+        (position, doc_id, doc, ps.docs.get(doc_id), ps.parse_failures.get(doc_id))
+        for position, (doc_id, doc) in enumerate(gs.docs.items())
+    ]
+    unknown = sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))
+    return ("ok", joined, unknown, ps.unattributed, gs.digest, ps.digest)
+
+
+def streamed(gold: Path, pred: Path, id_key: str = "id") -> Outcome:
+    stream = JoinedStream(gold, pred, id_key)
+    try:
+        joined = [(j.position, j.id, j.gold, j.pred, j.failure) for j in stream]
+    except InputError as exc:
+        return ("error", str(exc))
+    s = stream.summary
+    return ("ok", joined, s.unknown_ids, s.unattributed, s.gold_digest, s.pred_digest)
+
+
+def write(path: Path, lines: list[str], bom: bool = False) -> Path:
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + "".join(lines).encode("utf-8"))
+    return path
+
+
+def doc(doc_id: str | int, value: int) -> str:
+    return json.dumps({"id": doc_id, "total": value, "items": [{"id": 7, "q": value}]}) + "\n"
+
+
+# -- properties ------------------------------------------------------------------------------
+
+ids = st.lists(
+    st.one_of(st.text('abcé"\\ \t', min_size=1, max_size=4), st.integers(-5, 50)),
+    min_size=1,
+    max_size=12,
+    unique_by=str,
+)
+
+PRED_LINE_KINDS = [
+    "object",
+    "truncated",  # broken JSON whose id can be recovered: a parse failure of that id
+    "garbage",  # no id: unattributed
+    "array",  # JSON but not an object, naming an id: a parse failure of it
+    "no_id",  # an object without the id key: unattributed
+    "blank",
+]
+
+
+@st.composite
+def prediction_lines(draw: st.DrawFn, gold_ids: list[str | int]) -> list[str]:
+    chosen = draw(st.lists(st.sampled_from(gold_ids), max_size=len(gold_ids) + 3))
+    if draw(st.booleans()):  # the usual case: every id once, in gold order
+        chosen = list(gold_ids)
+    extra = draw(st.lists(st.text("xyz", min_size=1, max_size=3), max_size=2))
+    lines = []
+    for doc_id in [*chosen, *extra]:
+        kind = draw(st.sampled_from(PRED_LINE_KINDS[:1] * 6 + PRED_LINE_KINDS[1:]))
+        value = draw(st.integers(0, 3))
+        if kind == "object":
+            lines.append(doc(doc_id, value))
+        elif kind == "truncated":
+            lines.append(doc(doc_id, value)[:-12] + "\n")
+        elif kind == "garbage":
+            lines.append("not json at all\n")
+        elif kind == "array":
+            lines.append("[" + doc(doc_id, value).strip() + "]\n")
+        elif kind == "no_id":
+            lines.append(json.dumps({"total": value}) + "\n")
+        else:
+            lines.append("  \n")
+    return lines
+
+
+@st.composite
+def file_pairs(draw: st.DrawFn) -> tuple[list[str], list[str], bool, bool]:
+    gold_ids = draw(ids)
+    gold = [doc(i, 1) for i in gold_ids]
+    defect = draw(st.sampled_from(["none"] * 6 + ["duplicate", "broken", "blank", "late_dup"]))
+    if defect == "duplicate":
+        gold.insert(draw(st.integers(0, len(gold))), doc(draw(st.sampled_from(gold_ids)), 2))
+    elif defect == "broken":
+        gold.insert(draw(st.integers(0, len(gold))), '{"id": "zz", "total": \n')
+    elif defect == "blank":
+        gold.insert(draw(st.integers(0, len(gold))), "\n")
+    elif defect == "late_dup":  # a repeat early and a broken line late: the repeat wins
+        gold.insert(1, doc(gold_ids[0], 3))
+        gold.append('{"id": \n')
+    preds = draw(prediction_lines(gold_ids))
+    return gold, preds, draw(st.booleans()), draw(st.booleans())
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pair=file_pairs())
+def test_the_stream_equals_loading_both_files(tmp_path: Path, pair: Any) -> None:
+    gold_lines, pred_lines, gold_bom, pred_bom = pair
+    gold = write(tmp_path / "gold.jsonl", gold_lines, gold_bom)
+    pred = write(tmp_path / "pred.jsonl", pred_lines, pred_bom)
+    assert streamed(gold, pred) == reference(gold, pred)
+
+
+# -- the cases a property might draw rarely ----------------------------------------------------
+
+
+def test_lockstep_reads_nothing_twice(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.jsonl", [doc(f"d{i}", 1) for i in range(50)])
+    pred = write(tmp_path / "p.jsonl", [doc(f"d{i}", i % 2) for i in range(50)])
+    stream = JoinedStream(gold, pred)
+    assert [j.id for j in stream] == [f"d{i}" for i in range(50)]
+    assert stream.summary.mode == "lockstep"
+    assert streamed(gold, pred) == reference(gold, pred)
+
+
+@pytest.mark.parametrize(
+    "preds",
+    [
+        [doc("b", 1), doc("a", 1)],  # shuffled
+        [doc("a", 1)],  # shorter: b has no prediction
+        [doc("a", 1), doc("b", 1), doc("c", 1)],  # an unknown id after gold ran out
+        [doc("a", 1), doc("a", 2), doc("b", 1)],  # a repeat of a line joined in lockstep
+        [doc("a", 1), doc("b", 1), doc("b", 2)],  # a repeat after gold ran out
+        [doc("b", 1), "garbage\n", doc("b", 2)],  # a repeat among indexed lines
+        [],  # empty file
+        ["\n", "  \n"],  # blank lines only
+    ],
+)
+def test_order_breaks_and_repeats(tmp_path: Path, preds: list[str]) -> None:
+    gold = write(tmp_path / "g.jsonl", [doc("a", 1), doc("b", 1)])
+    pred = write(tmp_path / "p.jsonl", preds)
+    assert streamed(gold, pred) == reference(gold, pred)
+
+
+def test_a_gold_defect_wins_over_a_prediction_defect(tmp_path: Path) -> None:
+    gold = write(tmp_path / "g.jsonl", [doc("a", 1), doc("b", 1), '{"id": "c"\n'])
+    for preds in ([doc("a", 1), doc("a", 1)], ["\xff\xfe"]):
+        pred = write(tmp_path / "p.jsonl", preds)
+        got = streamed(gold, pred)
+        assert got == reference(gold, pred)
+        assert got[1].startswith(f"{gold}:3:")
+    missing = tmp_path / "absent.jsonl"
+    assert streamed(gold, missing) == reference(gold, missing)
+    gold_ok = write(tmp_path / "g2.jsonl", [doc("a", 1)])
+    assert streamed(gold_ok, missing) == ("error", f"{missing}: file not found")
+
+
+def test_utf16_and_empty_gold(tmp_path: Path) -> None:
+    pred = write(tmp_path / "p.jsonl", [doc("a", 1)])
+    utf16 = tmp_path / "g16.jsonl"
+    utf16.write_bytes(doc("a", 1).encode("utf-16"))
+    empty = write(tmp_path / "empty.jsonl", [])
+    for gold in (utf16, empty):
+        assert streamed(gold, pred) == reference(gold, pred)
+        assert streamed(gold, pred)[0] == "error"
+
+
+def test_an_oversized_prediction_line_out_of_order(tmp_path: Path) -> None:
+    big = '{"id": "a", "blob": "' + "x" * (MAX_LINE_BYTES + 10) + '"}\n'
+    gold = write(tmp_path / "g.jsonl", [doc("a", 1), doc("b", 1)])
+    pred = write(tmp_path / "p.jsonl", [doc("b", 1), big])  # read back by seeking
+    got = streamed(gold, pred)
+    assert got == reference(gold, pred)
+    assert "over the 16 MiB limit" in got[1][0][4]
+
+
+def test_hash_collisions_never_join_the_wrong_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With every id hashing alike, the stream still joins by the full id."""
+    import extract_mlflow.io.stream as stream_module
+
+    monkeypatch.setattr(stream_module, "id_hash", lambda doc_id: 42)
+    gold = write(tmp_path / "g.jsonl", [doc(f"d{i}", 1) for i in range(6)])
+    pred = write(tmp_path / "p.jsonl", [doc(f"d{i}", i) for i in (5, 3, 1, 0, 9)])
+    assert streamed(gold, pred) == reference(gold, pred)
+    dup = write(tmp_path / "g2.jsonl", [doc("x", 1), doc("y", 1), doc("x", 2)])
+    assert streamed(dup, pred) == reference(dup, pred)
+
+
+def test_id_hash_is_stable() -> None:
+    assert id_hash("inv-001") == id_hash("inv-001") != id_hash("inv-002")
+    assert 0 <= id_hash("") < 2**64
