@@ -35,6 +35,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..config import Config
@@ -46,6 +47,7 @@ from ..fidelity.score import FidelityAccumulator, FidelityTools
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..io.loading import GoldSet, PredictionSet
+from ..io.stream import top_keys
 from ..pages import Prepared, prepare_document
 from ..report import DocumentResult, Report
 from ..structure.score import DocumentStructure, score_document
@@ -132,16 +134,45 @@ class Setup:
         extras: Extras | None = None,
     ) -> Setup:
         """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
+        keys = _structure_keys(config)
+        structure = any(k in doc for doc in gs.docs.values() for k in keys)
+        tops = {p.split(".")[0] for p in config.structure.slice_by}
+        carried = {t for t in tops if any(t in doc for doc in ps.docs.values())}
+        return cls._decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def of_files(
+        cls,
+        gold: str | Path,
+        pred: str | Path,
+        config: Config,
+        profile: str | None = None,
+        extras: Extras | None = None,
+    ) -> Setup:
+        """:meth:`of` the loaded files, decided by a prescan that loads nothing
+        (:func:`~extract_mlflow.io.stream.top_keys`)."""
+        structure = bool(top_keys(gold, _structure_keys(config), gold=True, id_key=config.id_key))
+        tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
+        carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
+        return cls._decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def _decided(
+        cls,
+        config: Config,
+        profile: str | None,
+        extras: Extras | None,
+        structure: bool,
+        carried: set[str],
+    ) -> Setup:
         if profile is not None and profile not in config.layout.profiles:
             known = ", ".join(sorted(config.layout.profiles)) or "none configured"
             raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
         extras = extras or Extras()
-        keys = _structure_keys(config)
-        structure = any(k in doc for doc in gs.docs.values() for k in keys)
-        family: tuple[str, ...] = keys if structure else ()
+        family: tuple[str, ...] = _structure_keys(config) if structure else ()
         for path in config.structure.slice_by:
             top = path.split(".")[0]
-            if not any(top in doc for doc in ps.docs.values()):
+            if top not in carried:
                 family += (top,)
         if extras.source_key:
             family += (extras.source_key,)
