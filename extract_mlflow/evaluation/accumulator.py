@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -51,6 +51,7 @@ from ..io.stream import top_keys
 from ..pages import Prepared, prepare_document
 from ..report import DocumentResult, Report
 from ..structure.score import DocumentStructure, score_document
+from .compact import CompactRecords, DocumentColumns, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
 from .records import latency_ms, usage_tokens
@@ -235,6 +236,7 @@ class _Tools:
 
 
 _POSITION = attrgetter("position")
+_FOLD_EVERY = 2048
 
 
 class Evaluation:
@@ -252,11 +254,17 @@ class Evaluation:
     Counts(tp=1, fp=1, fn=1)
     """
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, sink: RecordSink | None = None) -> None:
+        """`sink`: make the evaluation compact (:mod:`~extract_mlflow.evaluation.compact`):
+        each record's counts per path go to `sink` and the record itself is not kept."""
         self.setup = setup
         cfg = setup.config
         self.documents: list[DocumentResult] = []
         self.positions: set[int] = set()
+        self.sink = sink
+        self.compact = (
+            CompactRecords(slices=bool(cfg.structure.slice_by)) if sink is not None else None
+        )
         self.notes: list[tuple[int, str]] = []
         self.fields = FieldCounts()
         self.config_use = ConfigUse.of(cfg)
@@ -287,7 +295,7 @@ class Evaluation:
     def update(self, doc: DocumentInput) -> DocumentResult:
         """Score one gold document into this part; its record (the field family's)."""
         position, doc_id, gold, pred, _, source = doc
-        if position in self.positions:
+        if self.compact is None and position in self.positions:
             raise ValueError(f"document position {position} was already scored")
         tools = self._tools or self._build_tools()
         record = self._record(doc, tools)
@@ -298,8 +306,14 @@ class Evaluation:
         if self.structure is not None:
             structure = score_document(doc_id, gold, pred, self.setup.config.structure)
             self.structure.append((position, structure))
-        self.positions.add(position)
-        self.documents.append(record)
+        if self.compact is not None and self.sink is not None:
+            self.compact.add(record)
+            self.sink.add(position, record.fields)
+            if len(self.fields.pending) >= _FOLD_EVERY:
+                self.fields.fold()  # the mistakes of the records are dropped with them
+        else:
+            self.positions.add(position)
+            self.documents.append(record)
         return record
 
     def _record(self, doc: DocumentInput, tools: _Tools) -> DocumentResult:
@@ -348,9 +362,17 @@ class Evaluation:
         as it is). Both must share one setup and have scored disjoint documents."""
         if other.setup is not self.setup and other.setup != self.setup:
             raise ValueError("cannot merge evaluations with a different setup")
-        both = self.positions & other.positions
+        if (self.compact is None) != (other.compact is None):
+            raise ValueError("cannot merge a compact evaluation with a retaining one")
+        if self.compact is not None and other.compact is not None:
+            both = set(self.compact.overlap(other.compact))
+        else:
+            both = self.positions & other.positions
         if both:
             raise ValueError(f"cannot merge: document position(s) {sorted(both)[:5]} in both")
+        if self.compact is not None and other.compact is not None and self.sink is not None:
+            self.compact.merge(other.compact)
+            self.sink.merge(other.sink)
         self.documents.extend(other.documents)
         self.positions |= other.positions
         self.notes.extend(other.notes)
@@ -367,7 +389,11 @@ class Evaluation:
     def result(self, inputs: Inputs) -> Report:
         """The report: every aggregate computed over the records in gold order."""
         setup, cfg = self.setup, self.setup.config
-        documents = sorted(self.documents, key=_POSITION)
+        documents: Sequence[DocumentResult]
+        if self.compact is not None:
+            documents = self.compact.columns(self.sink)
+        else:
+            documents = sorted(self.documents, key=_POSITION)
         state = self.fields.state
         report = Report(
             documents=documents,
@@ -397,7 +423,7 @@ class Evaluation:
             report.structure = summarize(ordered, cfg.structure)
         return report
 
-    def _notes(self, documents: list[DocumentResult]) -> list[str]:
+    def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:
         """The documents' notes in gold order, then the slice attributes no document has."""
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
         for attribute in self.setup.config.structure.slice_by:
@@ -423,10 +449,14 @@ def _document(doc: DocumentInput, status: str, acc: DocCounts) -> DocumentResult
     )
 
 
-def tokens_per_doc(documents: list[DocumentResult]) -> float | None:
+def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
     """Σ tokens over the documents (gold order) / documents; None when no prediction records
     usage (a document without a prediction counts as 0 tokens)."""
     total, seen = 0.0, False
+    if isinstance(documents, DocumentColumns):
+        for value in documents.token_values():
+            total, seen = total + value, True
+        return total / len(documents) if seen and documents else None
     for d in documents:
         if d.tokens is not None:
             total, seen = total + d.tokens, True

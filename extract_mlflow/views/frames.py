@@ -53,6 +53,10 @@ def report_frame(report: Report, kind: str = "fields") -> pd.DataFrame:
     if kind == "counts":
         return counts_frame(report)
     if kind == "document_fields":
+        spill = getattr(report.documents, "spill", None)
+        if spill is not None:  # a compact evaluation: its spilled counts
+            docs = report.documents
+            return spill.long_frame(docs.positions, docs.ids)  # type: ignore[attr-defined,no-any-return]
         long = [
             {"id": d.id, "field": p, "tp": c[0], "fp": c[1], "fn": c[2]}
             for d in report.documents
