@@ -21,6 +21,7 @@ from test_merge import ARGS, case_of, expected
 from extract_mlflow.errors import NotKeptError
 from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Setup
 from extract_mlflow.evaluation.compact import DocumentColumns
+from extract_mlflow.evaluation.evaluate import evaluate
 from extract_mlflow.evaluation.records import counts_frame
 from extract_mlflow.io.spill import CountsSpill
 from extract_mlflow.report import DocumentResult, Report
@@ -126,3 +127,23 @@ def test_the_spill_holds_the_counts_not_the_memory() -> None:
 def _record_fields(setup: Setup, docs: list[DocumentInput]) -> list[dict[str, list[int]]]:
     run = Evaluation(setup)
     return [run.update(d).fields for d in docs]
+
+
+@pytest.mark.parametrize("case", sorted(ARGS))
+def test_evaluate_streams_files_to_the_same_report(case: str, tmp_path: Path) -> None:
+    """`evaluate` on two JSONL paths streams them (a compact evaluation) and gives the
+    report of loading them; rows are written to files first where the case has rows."""
+    args = ARGS[case]()
+    gold, pred = args.pop("gold"), args.pop("pred")
+    want = evaluate(gold, pred, stream=False, **args)
+    paths = []
+    for name, value in (("gold", gold), ("pred", pred)):
+        if not isinstance(value, Path):
+            path = tmp_path / f"{name}.jsonl"
+            path.write_text("".join(json.dumps(row) + "\n" for row in value), encoding="utf-8")
+            value = path
+        paths.append(value)
+    got = evaluate(paths[0], paths[1], **args)
+    if not isinstance(gold, Path):  # rows: the loaded files' digests and names differ
+        want = evaluate(paths[0], paths[1], stream=False, **args)
+    assert_compact_same(got, want)

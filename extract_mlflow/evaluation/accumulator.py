@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -199,16 +199,6 @@ class Inputs:
     @classmethod
     def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
         """The facts of loaded inputs (in-memory gold rows get a digest of their content)."""
-        extras = extras or Extras()
-        sources_digest = approvals_digest = None
-        unused: tuple[str, ...] = ()
-        if extras.sources is not None:
-            src = extras.sources
-            sources_digest = content_digest(sorted((i, src[i]) for i in gs.docs if i in src))
-            unused = tuple(i for i in src if i not in gs.docs)
-        if extras.approvals:
-            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
-            approvals_digest = content_digest(pairs)
         return cls(
             gold_source=gs.source,
             pred_source=ps.source,
@@ -216,10 +206,29 @@ class Inputs:
             pred_digest=ps.digest,
             unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
             unattributed=tuple(ps.unattributed),
-            sources_digest=sources_digest,
-            approvals_digest=approvals_digest,
-            unused_sources=unused,
+            **cls.extras_facts(extras, gs.docs),
         )
+
+    @staticmethod
+    def extras_facts(extras: Extras | None, gold_ids: Collection[str]) -> dict[str, Any]:
+        """The digests of the sources (of the gold documents `gold_ids`) and approvals, and
+        the sources no gold document uses (`gold_ids` may hold only the gold ids that have a
+        source)."""
+        extras = extras or Extras()
+        sources_digest = approvals_digest = None
+        unused: tuple[str, ...] = ()
+        if extras.sources is not None:
+            src = extras.sources
+            sources_digest = content_digest(sorted((i, src[i]) for i in gold_ids if i in src))
+            unused = tuple(i for i in src if i not in gold_ids)
+        if extras.approvals:
+            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
+            approvals_digest = content_digest(pairs)
+        return {
+            "sources_digest": sources_digest,
+            "approvals_digest": approvals_digest,
+            "unused_sources": unused,
+        }
 
 
 @dataclass

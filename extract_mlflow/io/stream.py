@@ -375,7 +375,7 @@ def top_keys(
                 found.update(k for k in keys if k in doc)
                 if len(found) == len(keys):
                     break
-    except InputError:
+    except (InputError, OSError):
         pass  # the file's defect is reported when it is read for real
     return found
 
