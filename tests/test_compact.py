@@ -79,10 +79,14 @@ def test_compact_partitions_merge_to_the_retaining_result(case: str, data: st.Da
     setup, inputs, docs = case_of(case)
     k = data.draw(st.integers(1, min(5, len(docs))), label="parts")
     owner = data.draw(st.lists(st.integers(0, k - 1), min_size=len(docs), max_size=len(docs)))
-    runs = []
+    runs, early = [], []
     for i in range(k):
         part = data.draw(st.permutations([d for d, o in zip(docs, owner, strict=True) if o == i]))
-        run = compact_pass(setup, part)
+        run = compact_pass(setup, part[:-1])
+        if data.draw(st.booleans(), label="a result before the last update"):
+            early.append(run.result(inputs))  # kept: its columns may view the part's arrays
+        for d in part[-1:]:
+            run.update(d)
         if data.draw(st.booleans(), label="pickled"):
             run = pickle.loads(pickle.dumps(run))
         runs.append(run)
@@ -147,3 +151,21 @@ def test_evaluate_streams_files_to_the_same_report(case: str, tmp_path: Path) ->
     if not isinstance(gold, Path):  # rows: the loaded files' digests and names differ
         want = evaluate(paths[0], paths[1], stream=False, **args)
     assert_compact_same(got, want)
+
+
+def test_documents_frame_when_no_score_is_defined(tmp_path: Path) -> None:
+    """Every document without a prediction: precision n/a everywhere (a column of None)."""
+    gold, pred = tmp_path / "g.jsonl", tmp_path / "p.jsonl"
+    gold.write_text('{"id": "a", "x": 1}\n{"id": "b", "x": 2}\n', encoding="utf-8")
+    pred.write_text('{"id": "c", "x": 1}\n', encoding="utf-8")
+    got, want = evaluate(gold, pred), evaluate(gold, pred, stream=False)
+    assert isinstance(got.documents, DocumentColumns)
+    assert_compact_same(got, want)
+
+
+def test_a_compact_report_pickles() -> None:
+    setup, inputs, docs = case_of("synthetic")
+    report = compact_pass(setup, docs).result(inputs)
+    copy = pickle.loads(pickle.dumps(report))
+    assert [_plain(d) for d in copy.documents] == [_plain(d) for d in report.documents]
+    pd.testing.assert_frame_equal(counts_frame(copy), counts_frame(report))

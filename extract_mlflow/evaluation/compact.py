@@ -80,14 +80,26 @@ FIELDS_NOT_KEPT: dict[str, list[int]] = _FieldsNotKept()
 ERRORS_NOT_KEPT: list[ErrorRecord] = _ErrorsNotKept()
 
 
+_Sparse = tuple["npt.NDArray[np.int64]", "npt.NDArray[np.float64]"]
+
+
+def _at(sparse: _Sparse, k: int) -> float | None:
+    rows, values = sparse
+    i = int(np.searchsorted(rows, k))
+    return float(values[i]) if i < len(rows) and rows[i] == k else None
+
+
 class IdColumn(Sequence[str]):
     """Document ids packed in one UTF-8 buffer (an id is decoded on access)."""
 
-    def __init__(self, blob: bytes, ends: npt.NDArray[np.int64]) -> None:
+    def __init__(self, blob: bytes | memoryview, ends: npt.NDArray[np.int64]) -> None:
         self.blob, self.ends = blob, ends
 
     def __len__(self) -> int:
         return len(self.ends)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"blob": bytes(self.blob), "ends": self.ends}  # a view pickles as its bytes
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -101,7 +113,7 @@ class IdColumn(Sequence[str]):
             raise IndexError("id index out of range")
         k = i % n
         start = int(self.ends[k - 1]) if k else 0
-        return self.blob[start : int(self.ends[k])].decode("utf-8")
+        return str(self.blob[start : int(self.ends[k])], "utf-8")
 
 
 class DocumentColumns(Sequence[DocumentResult]):
@@ -116,8 +128,8 @@ class DocumentColumns(Sequence[DocumentResult]):
         status: npt.NDArray[np.int8],
         counts: npt.NDArray[np.int64],
         positions: npt.NDArray[np.int64],
-        tokens: npt.NDArray[np.float64],
-        latency: npt.NDArray[np.float64],
+        tokens: _Sparse,
+        latency: _Sparse,
         reasons: dict[int, str],
         pages: dict[int, tuple[LayoutResult | None, int | None, int | None]],
         attributes: list[dict[str, Any]] | None,
@@ -125,7 +137,7 @@ class DocumentColumns(Sequence[DocumentResult]):
     ) -> None:
         self.ids, self.status, self.counts, self.positions = ids, status, counts, positions
         self.tokens, self.latency = tokens, latency
-        """NaN where the prediction records none"""
+        """(rows, values): the documents whose prediction records them, and the values"""
         self.reasons, self.pages, self.attributes = reasons, pages, attributes
         self.spill = spill
         """the per-document field counts (the counts frame's source), or None"""
@@ -150,7 +162,7 @@ class DocumentColumns(Sequence[DocumentResult]):
 
     def _item(self, k: int) -> DocumentResult:
         tp, fp, fn = self.counts[k].tolist()
-        tokens, latency = float(self.tokens[k]), float(self.latency[k])
+        tokens, latency = _at(self.tokens, k), _at(self.latency, k)
         layout, rows_gold, rows_pred = self.pages.get(k, (None, None, None))
         return DocumentResult(
             self.ids[k],
@@ -162,8 +174,8 @@ class DocumentColumns(Sequence[DocumentResult]):
             layout,
             rows_gold,
             rows_pred,
-            None if tokens != tokens else tokens,
-            None if latency != latency else latency,
+            tokens,
+            latency,
             self.attributes[k] if self.attributes is not None else {},
             int(self.positions[k]),
         )
@@ -180,10 +192,11 @@ class DocumentColumns(Sequence[DocumentResult]):
         return int(np.count_nonzero(self.status == STATUSES.index(status)))
 
     def latencies(self) -> list[float]:
-        return [float(v) for v in self.latency[~np.isnan(self.latency)]]
+        return [float(v) for v in self.latency[1]]
 
     def token_values(self) -> list[float]:
-        return [float(v) for v in self.tokens[~np.isnan(self.tokens)]]
+        """The recorded tokens in gold order."""
+        return [float(v) for v in self.tokens[1]]
 
     def with_layout(self) -> list[DocumentResult]:
         return [self._item(k) for k in sorted(self.pages) if self.pages[k][0] is not None]
@@ -210,6 +223,16 @@ class RecordSink(Protocol):
 
 
 _Page = tuple[LayoutResult | None, int | None, int | None]
+_ARRAYS = (
+    "positions",
+    "status",
+    "counts",
+    "token_at",
+    "tokens",
+    "latency_at",
+    "latency",
+    "id_ends",
+)
 
 
 @dataclass
@@ -221,17 +244,31 @@ class CompactRecords:
     positions: array[int] = field(default_factory=lambda: array("q"))
     status: array[int] = field(default_factory=lambda: array("b"))
     counts: array[int] = field(default_factory=lambda: array("q"))
+    token_at: array[int] = field(default_factory=lambda: array("q"))
+    """positions of the documents whose prediction records tokens (few or all), and theirs"""
     tokens: array[float] = field(default_factory=lambda: array("d"))
+    latency_at: array[int] = field(default_factory=lambda: array("q"))
     latency: array[float] = field(default_factory=lambda: array("d"))
     id_bytes: bytearray = field(default_factory=bytearray)
     id_ends: array[int] = field(default_factory=lambda: array("q"))
     reasons: dict[int, str] = field(default_factory=dict)
     pages: dict[int, _Page] = field(default_factory=dict)
     attributes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    viewed: bool = False
+    """a result's columns may view the arrays (copied before they grow)"""
     last: int = -1
     """the largest position added (positions added in increasing order need no check)"""
 
+    def _unshare(self) -> None:
+        """Copy the arrays a result's columns may view (they cannot grow while viewed)."""
+        if self.viewed:
+            for name in _ARRAYS:
+                setattr(self, name, array(getattr(self, name).typecode, getattr(self, name)))
+            self.id_bytes = bytearray(self.id_bytes)
+            self.viewed = False
+
     def add(self, record: DocumentResult) -> None:
+        self._unshare()
         position = record.position
         if position <= self.last and position in self.positions:
             raise ValueError(f"document position {position} was already scored")
@@ -240,8 +277,12 @@ class CompactRecords:
         self.status.append(STATUSES.index(record.status))
         c = record.counts
         self.counts.extend((c.tp, c.fp, c.fn))
-        self.tokens.append(np.nan if record.tokens is None else record.tokens)
-        self.latency.append(np.nan if record.latency_ms is None else record.latency_ms)
+        if record.tokens is not None:
+            self.token_at.append(position)
+            self.tokens.append(record.tokens)
+        if record.latency_ms is not None:
+            self.latency_at.append(position)
+            self.latency.append(record.latency_ms)
         self.id_bytes += record.id.encode("utf-8")
         self.id_ends.append(len(self.id_bytes))
         if record.reason is not None:
@@ -261,11 +302,9 @@ class CompactRecords:
         return [int(p) for p in np.intersect1d(mine, theirs)]
 
     def merge(self, other: CompactRecords) -> None:
-        self.positions.extend(other.positions)
-        self.status.extend(other.status)
-        self.counts.extend(other.counts)
-        self.tokens.extend(other.tokens)
-        self.latency.extend(other.latency)
+        self._unshare()
+        for name in _ARRAYS[:-1]:  # id_ends: shifted below
+            getattr(self, name).extend(getattr(other, name))
         base = len(self.id_bytes)
         self.id_bytes += other.id_bytes
         self.id_ends.extend(e + base for e in other.id_ends)
@@ -275,28 +314,41 @@ class CompactRecords:
         self.last = max(self.last, other.last)
 
     def columns(self, spill: Any) -> DocumentColumns:
-        """The documents in gold order (by position)."""
+        """The documents in gold order (by position). Added in that order (one streaming
+        pass), the columns are views of these arrays, not copies (a later add copies the
+        arrays first)."""
         positions = np.frombuffer(self.positions, dtype=np.int64)
-        order = np.argsort(positions, kind="stable")
-        sorted_positions = positions[order]
+        status = np.frombuffer(self.status, dtype=np.int8)
+        counts = np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 3)
         ends = np.frombuffer(self.id_ends, dtype=np.int64)
-        starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-        blob = bytes(self.id_bytes)
-        if len(order) and np.any(order != np.arange(len(order))):
-            pieces = [blob[starts[k] : ends[k]] for k in order.tolist()]
+        blob: bytes | memoryview = memoryview(self.id_bytes)
+        if np.any(positions[1:] < positions[:-1]):
+            order = np.argsort(positions, kind="stable")
+            positions, status, counts = positions[order], status[order], counts[order]
+            starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+            raw = bytes(self.id_bytes)
+            pieces = [raw[starts[k] : ends[k]] for k in order.tolist()]
             blob = b"".join(pieces)
             ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
+        else:
+            self.viewed = True
+        sorted_positions = positions
 
         def row(position: int) -> int:
             return int(np.searchsorted(sorted_positions, position))
 
+        def sparse(at: array[int], values: array[float]) -> _Sparse:
+            rows = np.searchsorted(sorted_positions, np.frombuffer(at, dtype=np.int64))
+            order = np.argsort(rows, kind="stable")
+            return rows[order], np.frombuffer(values, dtype=np.float64)[order]
+
         return DocumentColumns(
             IdColumn(blob, ends),
-            np.frombuffer(self.status, dtype=np.int8)[order],
-            np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 3)[order],
+            status,
+            counts,
             sorted_positions,
-            np.frombuffer(self.tokens, dtype=np.float64)[order],
-            np.frombuffer(self.latency, dtype=np.float64)[order],
+            sparse(self.token_at, self.tokens),
+            sparse(self.latency_at, self.latency),
             {row(p): r for p, r in self.reasons.items()},
             {row(p): v for p, v in self.pages.items()},
             [self.attributes[int(p)] for p in sorted_positions] if self.slices else None,

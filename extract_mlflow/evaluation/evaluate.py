@@ -232,6 +232,7 @@ def score_files(
                 with_source.append(j.id)
             run.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source))
     summary = joined.summary
+    del joined  # its id hashes and offsets: not needed for the result
     inputs = Inputs(
         gold_source=summary.gold_source,
         pred_source=summary.pred_source,
