@@ -100,6 +100,7 @@ def diff_command(
 
         check_reachable(resolve_tracking_uri(tracking_uri))
     evaluate_options = {name: options[name] for name in EVALUATE_OPTIONS}
+    evaluate_options["stream"] = False  # the comparison page shows each side's mistakes
     report_a = scored_report(gold, pred_a, config_path, strict, evaluate_options)
     report_b = scored_report(
         gold, pred_b, config_path, strict, evaluate_options, shown=report_a.warnings

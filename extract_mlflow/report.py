@@ -10,8 +10,9 @@ scores are computed by the evaluation (:mod:`extract_mlflow.evaluation.stats`,
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._version import __version__
 from .config import Config
@@ -114,11 +115,26 @@ class DocumentResult:
         return out
 
 
+@runtime_checkable
+class DocumentTable(Protocol):
+    """Documents held as columns (a compact evaluation's
+    :class:`~extract_mlflow.evaluation.compact.DocumentColumns`): what the report reads from
+    them without rebuilding every document."""
+
+    def with_layout(self) -> list[DocumentResult]: ...
+    def latencies(self) -> list[float]: ...
+    def ids_with(self, status: str) -> list[str]: ...
+    def count_with(self, status: str) -> int: ...
+    def worst(self, n: int) -> list[DocumentResult]: ...
+
+
 @dataclass
 class Report:
     """Everything one evaluation found. Build it with :func:`extract_mlflow.evaluate`."""
 
-    documents: list[DocumentResult]
+    documents: Sequence[DocumentResult]
+    """in gold order: a list, or a :class:`DocumentTable` from a compact (streaming)
+    evaluation"""
     fields: dict[str, FieldResult]
     config: Config
     skipped: list[str] = field(default_factory=list)
@@ -157,6 +173,8 @@ class Report:
     @property
     def layouts(self) -> list[DocumentResult]:
         """The documents that have a layout (pages scored against a profile)."""
+        if isinstance(self.documents, DocumentTable):
+            return self.documents.with_layout()
         return [d for d in self.documents if d.layout is not None]
 
     @property
@@ -184,7 +202,11 @@ class Report:
 
     def latency_ms(self, q: float) -> float | None:
         """The q-quantile (0..1) of the predictions' `latency_ms` (linear interpolation)."""
-        values = sorted(d.latency_ms for d in self.documents if d.latency_ms is not None)
+        docs = self.documents
+        if isinstance(docs, DocumentTable):
+            values = sorted(docs.latencies())
+        else:
+            values = sorted(d.latency_ms for d in docs if d.latency_ms is not None)
         if not values:
             return None
         pos = q * (len(values) - 1)
@@ -217,6 +239,8 @@ class Report:
     @property
     def parse_failures(self) -> list[str]:
         """The gold documents whose prediction line could not be read."""
+        if isinstance(self.documents, DocumentTable):
+            return self.documents.ids_with("parse_failure")
         return [d.id for d in self.documents if d.status == "parse_failure"]
 
     @property
@@ -236,7 +260,11 @@ class Report:
         complete file still counts. Example: 10 gold documents, 9 predicted, 1 broken line
         without an id -> 1/10; 10 predicted and 1 such line -> 1/11.
         """
-        missing = sum(1 for d in self.documents if d.status == "missing")
+        docs = self.documents
+        if isinstance(docs, DocumentTable):
+            missing = docs.count_with("missing")
+        else:
+            missing = sum(1 for d in docs if d.status == "missing")
         extra = max(0, len(self.unattributed) - missing)
         return ratio(self.unreadable_lines, len(self.documents) + extra)
 
@@ -251,6 +279,8 @@ class Report:
 
     def worst_documents(self, n: int = 10) -> list[DocumentResult]:
         """The documents with the most errors (FP + FN), ties by id."""
+        if isinstance(self.documents, DocumentTable):
+            return self.documents.worst(n)
         ranked = heapq.nsmallest(
             n, self.documents, key=lambda d: (-(d.counts.fp + d.counts.fn), d.id)
         )

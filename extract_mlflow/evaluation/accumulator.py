@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..config import Config
@@ -46,9 +47,11 @@ from ..fidelity.score import FidelityAccumulator, FidelityTools
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..io.loading import GoldSet, PredictionSet
+from ..io.stream import top_keys
 from ..pages import Prepared, prepare_document
 from ..report import DocumentResult, Report
 from ..structure.score import DocumentStructure, score_document
+from .compact import CompactRecords, DocumentColumns, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
 from .records import latency_ms, usage_tokens
@@ -132,16 +135,45 @@ class Setup:
         extras: Extras | None = None,
     ) -> Setup:
         """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
+        keys = _structure_keys(config)
+        structure = any(k in doc for doc in gs.docs.values() for k in keys)
+        tops = {p.split(".")[0] for p in config.structure.slice_by}
+        carried = {t for t in tops if any(t in doc for doc in ps.docs.values())}
+        return cls._decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def of_files(
+        cls,
+        gold: str | Path,
+        pred: str | Path,
+        config: Config,
+        profile: str | None = None,
+        extras: Extras | None = None,
+    ) -> Setup:
+        """:meth:`of` the loaded files, decided by a prescan that loads nothing
+        (:func:`~extract_mlflow.io.stream.top_keys`)."""
+        structure = bool(top_keys(gold, _structure_keys(config), gold=True, id_key=config.id_key))
+        tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
+        carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
+        return cls._decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def _decided(
+        cls,
+        config: Config,
+        profile: str | None,
+        extras: Extras | None,
+        structure: bool,
+        carried: set[str],
+    ) -> Setup:
         if profile is not None and profile not in config.layout.profiles:
             known = ", ".join(sorted(config.layout.profiles)) or "none configured"
             raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
         extras = extras or Extras()
-        keys = _structure_keys(config)
-        structure = any(k in doc for doc in gs.docs.values() for k in keys)
-        family: tuple[str, ...] = keys if structure else ()
+        family: tuple[str, ...] = _structure_keys(config) if structure else ()
         for path in config.structure.slice_by:
             top = path.split(".")[0]
-            if not any(top in doc for doc in ps.docs.values()):
+            if top not in carried:
                 family += (top,)
         if extras.source_key:
             family += (extras.source_key,)
@@ -167,16 +199,6 @@ class Inputs:
     @classmethod
     def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
         """The facts of loaded inputs (in-memory gold rows get a digest of their content)."""
-        extras = extras or Extras()
-        sources_digest = approvals_digest = None
-        unused: tuple[str, ...] = ()
-        if extras.sources is not None:
-            src = extras.sources
-            sources_digest = content_digest(sorted((i, src[i]) for i in gs.docs if i in src))
-            unused = tuple(i for i in src if i not in gs.docs)
-        if extras.approvals:
-            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
-            approvals_digest = content_digest(pairs)
         return cls(
             gold_source=gs.source,
             pred_source=ps.source,
@@ -184,10 +206,29 @@ class Inputs:
             pred_digest=ps.digest,
             unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
             unattributed=tuple(ps.unattributed),
-            sources_digest=sources_digest,
-            approvals_digest=approvals_digest,
-            unused_sources=unused,
+            **cls.extras_facts(extras, gs.docs),
         )
+
+    @staticmethod
+    def extras_facts(extras: Extras | None, gold_ids: Collection[str]) -> dict[str, Any]:
+        """The digests of the sources (of the gold documents `gold_ids`) and approvals, and
+        the sources no gold document uses (`gold_ids` may hold only the gold ids that have a
+        source)."""
+        extras = extras or Extras()
+        sources_digest = approvals_digest = None
+        unused: tuple[str, ...] = ()
+        if extras.sources is not None:
+            src = extras.sources
+            sources_digest = content_digest(sorted((i, src[i]) for i in gold_ids if i in src))
+            unused = tuple(i for i in src if i not in gold_ids)
+        if extras.approvals:
+            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
+            approvals_digest = content_digest(pairs)
+        return {
+            "sources_digest": sources_digest,
+            "approvals_digest": approvals_digest,
+            "unused_sources": unused,
+        }
 
 
 @dataclass
@@ -204,6 +245,7 @@ class _Tools:
 
 
 _POSITION = attrgetter("position")
+_FOLD_EVERY = 2048
 
 
 class Evaluation:
@@ -221,11 +263,17 @@ class Evaluation:
     Counts(tp=1, fp=1, fn=1)
     """
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, sink: RecordSink | None = None) -> None:
+        """`sink`: make the evaluation compact (:mod:`~extract_mlflow.evaluation.compact`):
+        each record's counts per path go to `sink` and the record itself is not kept."""
         self.setup = setup
         cfg = setup.config
         self.documents: list[DocumentResult] = []
         self.positions: set[int] = set()
+        self.sink = sink
+        self.compact = (
+            CompactRecords(slices=bool(cfg.structure.slice_by)) if sink is not None else None
+        )
         self.notes: list[tuple[int, str]] = []
         self.fields = FieldCounts()
         self.config_use = ConfigUse.of(cfg)
@@ -256,7 +304,7 @@ class Evaluation:
     def update(self, doc: DocumentInput) -> DocumentResult:
         """Score one gold document into this part; its record (the field family's)."""
         position, doc_id, gold, pred, _, source = doc
-        if position in self.positions:
+        if self.compact is None and position in self.positions:
             raise ValueError(f"document position {position} was already scored")
         tools = self._tools or self._build_tools()
         record = self._record(doc, tools)
@@ -267,8 +315,14 @@ class Evaluation:
         if self.structure is not None:
             structure = score_document(doc_id, gold, pred, self.setup.config.structure)
             self.structure.append((position, structure))
-        self.positions.add(position)
-        self.documents.append(record)
+        if self.compact is not None and self.sink is not None:
+            self.compact.add(record)
+            self.sink.add(position, record.fields)
+            if len(self.fields.pending) >= _FOLD_EVERY:
+                self.fields.fold()  # the mistakes of the records are dropped with them
+        else:
+            self.positions.add(position)
+            self.documents.append(record)
         return record
 
     def _record(self, doc: DocumentInput, tools: _Tools) -> DocumentResult:
@@ -317,9 +371,17 @@ class Evaluation:
         as it is). Both must share one setup and have scored disjoint documents."""
         if other.setup is not self.setup and other.setup != self.setup:
             raise ValueError("cannot merge evaluations with a different setup")
-        both = self.positions & other.positions
+        if (self.compact is None) != (other.compact is None):
+            raise ValueError("cannot merge a compact evaluation with a retaining one")
+        if self.compact is not None and other.compact is not None:
+            both = set(self.compact.overlap(other.compact))
+        else:
+            both = self.positions & other.positions
         if both:
             raise ValueError(f"cannot merge: document position(s) {sorted(both)[:5]} in both")
+        if self.compact is not None and other.compact is not None and self.sink is not None:
+            self.compact.merge(other.compact)
+            self.sink.merge(other.sink)
         self.documents.extend(other.documents)
         self.positions |= other.positions
         self.notes.extend(other.notes)
@@ -336,7 +398,11 @@ class Evaluation:
     def result(self, inputs: Inputs) -> Report:
         """The report: every aggregate computed over the records in gold order."""
         setup, cfg = self.setup, self.setup.config
-        documents = sorted(self.documents, key=_POSITION)
+        documents: Sequence[DocumentResult]
+        if self.compact is not None:
+            documents = self.compact.columns(self.sink)
+        else:
+            documents = sorted(self.documents, key=_POSITION)
         state = self.fields.state
         report = Report(
             documents=documents,
@@ -366,7 +432,7 @@ class Evaluation:
             report.structure = summarize(ordered, cfg.structure)
         return report
 
-    def _notes(self, documents: list[DocumentResult]) -> list[str]:
+    def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:
         """The documents' notes in gold order, then the slice attributes no document has."""
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
         for attribute in self.setup.config.structure.slice_by:
@@ -392,10 +458,14 @@ def _document(doc: DocumentInput, status: str, acc: DocCounts) -> DocumentResult
     )
 
 
-def tokens_per_doc(documents: list[DocumentResult]) -> float | None:
+def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
     """Σ tokens over the documents (gold order) / documents; None when no prediction records
     usage (a document without a prediction counts as 0 tokens)."""
     total, seen = 0.0, False
+    if isinstance(documents, DocumentColumns):
+        for value in documents.token_values():
+            total, seen = total + value, True
+        return total / len(documents) if seen and documents else None
     for d in documents:
         if d.tokens is not None:
             total, seen = total + d.tokens, True

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..config import Config, load_config
 from ..core.runtime import gc_paused
-from ..errors import ConfigError
+from ..errors import ConfigError, ExtractMlflowError
 from ..fidelity.approvals import load_approvals
 from ..io.loading import (
     GoldSet,
@@ -19,10 +19,20 @@ from ..io.loading import (
     predictions_from_rows,
 )
 from ..io.sources import load_sources, sources_from_gold
+from ..io.spill import CountsSpill
+from ..io.stream import JoinedStream
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation, Extras, Inputs, Setup, content_digest
 
-__all__ = ["Extras", "content_digest", "evaluate", "load_inputs", "resolve_config", "score_sets"]
+__all__ = [
+    "Extras",
+    "content_digest",
+    "evaluate",
+    "load_inputs",
+    "resolve_config",
+    "score_files",
+    "score_sets",
+]
 
 GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
@@ -73,6 +83,7 @@ def evaluate(
     source_key: str | None = None,
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None = None,
     slice_by: Sequence[str] | None = None,
+    stream: bool | None = None,
 ) -> Report:
     """Score predictions against gold, field by field.
 
@@ -89,6 +100,13 @@ def evaluate(
     `gold` and `pred` are JSONL paths or rows (mappings; a prediction row may also be raw JSON
     text). `config` is a :class:`Config`, a path to a TOML/JSON file, a mapping, or None.
 
+    Two JSONL paths are streamed (`stream` None or True): read in one pass, joined on id
+    without holding the documents, scored by a compact evaluation
+    (:mod:`~extract_mlflow.evaluation.compact`), so memory does not grow with the number of
+    documents beyond a few tens of bytes each. The report is the one loading both files gives,
+    except that its documents do not keep their per-document mistakes; ``stream=False``
+    loads and keeps everything (rows, loaded sets and ``source_key`` are never streamed).
+
     >>> r = evaluate([{"id": 1, "total": 10}], [{"id": 1, "total": "10.00"}])
     >>> r.micro.f1
     1.0
@@ -99,26 +117,63 @@ def evaluate(
     if slice_by:
         structure = cfg.structure.model_copy(update={"slice_by": tuple(slice_by)})
         cfg = cfg.model_copy(update={"structure": structure})
+    if stream is not False and source_key is None and _streamable(gold, pred):
+        assert isinstance(gold, str | Path) and isinstance(pred, str | Path)
+        return _stream(gold, pred, cfg, profile, sources, approvals)
     gs, ps = load_inputs(gold, pred, cfg)
     extras = Extras(
         sources=_sources(sources, source_key, gs, cfg),
         source_key=source_key,
-        approvals=load_approvals(approvals) if isinstance(approvals, str | Path) else approvals,
+        approvals=_approvals(approvals),
     )
     return score_sets(gs, ps, cfg, profile=profile, extras=extras)
+
+
+def _streamable(gold: GoldInput, pred: PredInput) -> bool:
+    """Two regular files (a pipe or a device cannot be read twice: it is loaded)."""
+    paths = [p for p in (gold, pred) if isinstance(p, str | Path)]
+    return len(paths) == 2 and all(Path(p).is_file() for p in paths)
+
+
+def _stream(
+    gold: str | Path,
+    pred: str | Path,
+    cfg: Config,
+    profile: str | None,
+    sources: str | Path | Mapping[str, str] | None,
+    approvals: str | Path | Mapping[tuple[str, str], str | None] | None,
+) -> Report:
+    try:
+        extras = Extras(_sources(sources, None, None, cfg), None, _approvals(approvals))
+    except ExtractMlflowError:
+        check_files(gold, pred, cfg.id_key)  # a defect of the files is reported first
+        raise
+    return score_files(gold, pred, cfg, profile=profile, extras=extras)
+
+
+def _approvals(
+    approvals: str | Path | Mapping[tuple[str, str], str | None] | None,
+) -> Mapping[tuple[str, str], str | None] | None:
+    return load_approvals(approvals) if isinstance(approvals, str | Path) else approvals
+
+
+def check_files(gold: str | Path, pred: str | Path, id_key: str) -> None:
+    """Read both files as a streaming pass would (its InputError, if any), scoring nothing."""
+    for _ in JoinedStream(gold, pred, id_key):
+        pass
 
 
 def _sources(
     sources: str | Path | Mapping[str, str] | None,
     source_key: str | None,
-    gs: GoldSet,
+    gs: GoldSet | None,
     config: Config,
 ) -> Mapping[str, str] | None:
     if sources is not None and source_key is not None:
         raise ConfigError("give sources as files (--sources) or as a gold field (--source-key)")
     if isinstance(sources, str | Path):
         return load_sources(sources, id_key=config.id_key)
-    if source_key is not None:
+    if source_key is not None and gs is not None:
         return sources_from_gold(gs.docs, source_key)
     return sources
 
@@ -145,3 +200,46 @@ def score_sets(
             )
             run.update(doc)
     return run.result(Inputs.of(gs, ps, extras))
+
+
+def score_files(
+    gold: str | Path,
+    pred: str | Path,
+    config: Config,
+    *,
+    profile: str | None = None,
+    extras: Extras | None = None,
+) -> Report:
+    """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
+    the setup from a prescan, the documents joined on id as they are read
+    (:class:`~extract_mlflow.io.stream.JoinedStream`), one compact
+    :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
+    report, errors and messages as :func:`score_sets` on the loaded files."""
+    extras = extras or Extras()
+    joined = JoinedStream(gold, pred, config.id_key)
+    try:
+        setup = Setup.of_files(gold, pred, config, profile, extras)
+    except ConfigError:
+        check_files(gold, pred, config.id_key)  # a defect of the files is reported first
+        raise
+    run = Evaluation(setup, sink=CountsSpill())
+    sources = extras.sources
+    with_source: list[str] = []
+    with gc_paused():
+        for j in joined:
+            source = sources.get(j.id) if sources is not None else None
+            if source is not None:
+                with_source.append(j.id)
+            run.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source))
+    summary = joined.summary
+    del joined  # its id hashes and offsets: not needed for the result
+    inputs = Inputs(
+        gold_source=summary.gold_source,
+        pred_source=summary.pred_source,
+        gold_digest=summary.gold_digest,
+        pred_digest=summary.pred_digest,
+        unknown_ids=tuple(summary.unknown_ids),
+        unattributed=tuple(summary.unattributed),
+        **Inputs.extras_facts(extras, set(with_source)),
+    )
+    return run.result(inputs)

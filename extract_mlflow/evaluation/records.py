@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..structure.score import METRICS
+from .compact import STATUSES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,6 +27,15 @@ def counts_frame(report: Report) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
+    from .compact import DocumentColumns
+
+    if isinstance(report.documents, DocumentColumns):
+        blocks = list(counts_blocks(report))
+        frame = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+        if report.structure is not None:
+            extra = structure_frame(report.structure).set_index("id").add_prefix("structure/")
+            frame = frame.join(extra, on="id")
+        return frame
     paths = list(report.fields)
     col = {p: i for i, p in enumerate(paths)}
     n = len(report.documents)
@@ -55,6 +65,51 @@ def counts_frame(report: Report) -> pd.DataFrame:
         extra = structure_frame(report.structure).set_index("id").add_prefix("structure/")
         frame = frame.join(extra, on="id")
     return frame
+
+
+def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
+    """The counts frame of a compact evaluation's report (:func:`counts_frame` without the
+    structure columns) in blocks of consecutive documents, read from its spilled counts."""
+    import numpy as np
+    import pandas as pd
+
+    from ..errors import NotKeptError
+    from .compact import DocumentColumns
+
+    docs = report.documents
+    if not isinstance(docs, DocumentColumns) or docs.spill is None:
+        raise NotKeptError("this report keeps no per-document field counts")
+    spill = docs.spill
+    paths = list(report.fields)
+    layouts = bool(report.layouts)
+    empty = True
+    for start, block in spill.blocks(docs.positions, paths):
+        stop = start + len(block)
+        data: dict[str, Any] = {
+            "id": list(docs.ids[start:stop]),
+            "status": [STATUSES[s] for s in docs.status[start:stop].tolist()],
+            "tp": docs.counts[start:stop, 0].copy(),
+            "fp": docs.counts[start:stop, 1].copy(),
+            "fn": docs.counts[start:stop, 2].copy(),
+        }
+        if layouts:
+            pages = docs.pages
+            data["layout_score"] = np.array(
+                [
+                    layout.score if (layout := pages.get(k, (None,))[0]) is not None else np.nan
+                    for k in range(start, stop)
+                ]
+            )
+        for i, p in enumerate(paths):
+            data[f"field_tp/{p}"] = block[:, 3 * i]
+            data[f"field_fp/{p}"] = block[:, 3 * i + 1]
+            data[f"field_fn/{p}"] = block[:, 3 * i + 2]
+        empty = False
+        yield pd.DataFrame(data)
+    if empty:
+        yield pd.DataFrame(
+            columns=["id", "status", "tp", "fp", "fn", *(["layout_score"] if layouts else [])]
+        )
 
 
 def structure_frame(summary: StructureSummary) -> pd.DataFrame:

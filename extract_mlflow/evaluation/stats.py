@@ -146,9 +146,14 @@ def count_intervals(
     documents of micro precision, recall and F1, each recomputed from the resample's summed
     counts (one draw for all three; settings in ``[structure]``: bootstrap_resamples,
     bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
-    counts = np.array(
-        [(d.counts.tp, d.counts.fp, d.counts.fn) for d in documents], dtype=np.float64
-    ).reshape(-1, 3)
+    from .compact import DocumentColumns
+
+    if isinstance(documents, DocumentColumns):
+        counts = documents.count_matrix()
+    else:
+        counts = np.array(
+            [(d.counts.tp, d.counts.fp, d.counts.fn) for d in documents], dtype=np.float64
+        ).reshape(-1, 3)
     points = {"precision": micro.precision, "recall": micro.recall, "f1": micro.f1}
     out: dict[str, float] = {}
     if len(counts) < 2:

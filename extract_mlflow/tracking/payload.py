@@ -241,11 +241,34 @@ def prompt_file_names(prompts: Sequence[str | Path]) -> list[tuple[Path, str]]:
     return out
 
 
+def write_counts(report: Report, path: Path) -> None:
+    """The counts frame as parquet. A streaming evaluation's is written a block of documents
+    at a time (one row group each, never the whole frame in memory)."""
+    from ..evaluation.compact import DocumentColumns
+    from ..evaluation.records import counts_blocks, counts_frame
+
+    if not isinstance(report.documents, DocumentColumns) or report.structure is not None:
+        counts_frame(report).to_parquet(path, index=False)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer: pq.ParquetWriter | None = None
+    try:
+        for block in counts_blocks(report):
+            table = pa.Table.from_pandas(block, preserve_index=False)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table.cast(writer.schema))
+    finally:
+        if writer is not None:
+            writer.close()
+
+
 def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | Path] = ()) -> Path:
     """Write ``summary.md``, ``diagnostics.json``, ``documents.parquet``, ``config.toml`` and
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an
     InputError (raised before any run exists)."""
-    from ..evaluation.records import counts_frame
     from ..views.plots import robustness_plot
 
     out = folder / ARTIFACT_DIR
@@ -253,7 +276,7 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     (out / "summary.md").write_text(report.to_markdown(), encoding="utf-8")
     diagnostics = json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str)
     (out / "diagnostics.json").write_text(diagnostics + "\n", encoding="utf-8")
-    counts_frame(report).to_parquet(out / "documents.parquet", index=False)
+    write_counts(report, out / "documents.parquet")
     (out / "config.toml").write_text(report.config.to_toml(), encoding="utf-8")
     copy_prompts(prompts, out / "prompts")
     if report.structure is not None:  # a metric-vs-attribute curve per numeric slice attribute

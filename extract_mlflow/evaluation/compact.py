@@ -1,0 +1,356 @@
+"""The records of a compact evaluation: what a streaming pass keeps per document.
+
+A retaining :class:`~extract_mlflow.evaluation.accumulator.Evaluation` keeps every
+:class:`~extract_mlflow.report.DocumentResult` (its counts per path and its mistakes: ~4 KB a
+document). A compact one (given a :class:`RecordSink`) keeps, per document, a few numbers in
+array columns (position, id bytes, status code, tp/fp/fn, tokens, latency: ~70 bytes), plus
+the parse-failure reasons, the layout of pages and the --slice-by attributes only where they
+exist or are configured. Each record's counts per path go to the sink as they are made (a
+spill file the counts frame, ``documents.parquet``, is later read from); its mistakes are
+folded into the field tallies and example reservoirs in batches, then dropped.
+
+The report of a compact evaluation is the retaining one's, number for number and in its JSON;
+only ``Report.documents`` differs: a :class:`DocumentColumns` (a
+sequence that rebuilds each document from the columns), whose items refuse to give their
+``fields`` and ``errors`` (:class:`~extract_mlflow.errors.NotKeptError`). The per-document
+field counts are read from the sink (``Report.to_frame("counts")``,
+``Report.to_frame("document_fields")``); the per-document mistakes are not kept (what needs
+them, the diff of two runs, scores with a retaining evaluation).
+
+The state is plain data: picklable, and two parts merge by concatenating their columns.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.counts import Counts
+from ..errors import NotKeptError
+from ..fields.scorer import ErrorRecord
+from ..pages import LayoutResult
+from ..report import DocumentResult
+
+__all__ = [
+    "STATUSES",
+    "CompactRecords",
+    "DocumentColumns",
+    "IdColumn",
+    "RecordSink",
+]
+
+
+STATUSES = ("scored", "missing", "parse_failure")
+"""a document's status, by its code in :class:`DocumentColumns`"""
+
+
+class _FieldsNotKept(dict[str, list[int]]):
+    """`DocumentResult.fields` of a compact evaluation: every read refuses clearly (the
+    per-document field counts are in the counts frame, ``Report.to_frame("counts")``)."""
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise NotKeptError(
+            "per-document field counts are not kept by a streaming evaluation: read them from "
+            "report.to_frame('counts') (documents.parquet)"
+        )
+
+    __getitem__ = __iter__ = __len__ = __contains__ = _refuse
+    get = items = keys = values = _refuse
+
+
+class _ErrorsNotKept(list[ErrorRecord]):
+    """`DocumentResult.errors` of a compact evaluation: every read refuses clearly."""
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise NotKeptError(
+            "per-document mistakes are not kept by a streaming evaluation: score the files "
+            "with evaluate(..., stream=False) to keep them"
+        )
+
+    __getitem__ = __iter__ = __len__ = __bool__ = __contains__ = _refuse
+
+
+FIELDS_NOT_KEPT: dict[str, list[int]] = _FieldsNotKept()
+ERRORS_NOT_KEPT: list[ErrorRecord] = _ErrorsNotKept()
+
+
+_Sparse = tuple["npt.NDArray[np.int64]", "npt.NDArray[np.float64]"]
+
+
+def _at(sparse: _Sparse, k: int) -> float | None:
+    rows, values = sparse
+    i = int(np.searchsorted(rows, k))
+    return float(values[i]) if i < len(rows) and rows[i] == k else None
+
+
+class IdColumn(Sequence[str]):
+    """Document ids packed in one UTF-8 buffer (an id is decoded on access)."""
+
+    def __init__(self, blob: bytes | memoryview, ends: npt.NDArray[np.int64]) -> None:
+        self.blob, self.ends = blob, ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"blob": bytes(self.blob), "ends": self.ends}  # a view pickles as its bytes
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("id index out of range")
+        k = i % n
+        start = int(self.ends[k - 1]) if k else 0
+        return str(self.blob[start : int(self.ends[k])], "utf-8")
+
+
+class DocumentColumns(Sequence[DocumentResult]):
+    """The documents of a compact evaluation, in gold order, as columns (a few tens of bytes
+    per document): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
+    ``fields`` and ``errors`` refuse to be read (:class:`NotKeptError`); the per-document
+    field counts live in :attr:`spill` (read by ``counts_frame``)."""
+
+    def __init__(
+        self,
+        ids: Sequence[str],
+        status: npt.NDArray[np.int8],
+        counts: npt.NDArray[np.int64],
+        positions: npt.NDArray[np.int64],
+        tokens: _Sparse,
+        latency: _Sparse,
+        reasons: dict[int, str],
+        pages: dict[int, tuple[LayoutResult | None, int | None, int | None]],
+        attributes: list[dict[str, Any]] | None,
+        spill: Any = None,
+    ) -> None:
+        self.ids, self.status, self.counts, self.positions = ids, status, counts, positions
+        self.tokens, self.latency = tokens, latency
+        """(rows, values): the documents whose prediction records them, and the values"""
+        self.reasons, self.pages, self.attributes = reasons, pages, attributes
+        self.spill = spill
+        """the per-document field counts (the counts frame's source), or None"""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, i: int) -> DocumentResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[DocumentResult]: ...
+    def __getitem__(self, i: int | slice) -> DocumentResult | list[DocumentResult]:
+        if isinstance(i, slice):
+            return [self._item(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("document index out of range")
+        return self._item(i % n)
+
+    def __iter__(self) -> Iterator[DocumentResult]:
+        return (self._item(k) for k in range(len(self)))
+
+    def _item(self, k: int) -> DocumentResult:
+        tp, fp, fn = self.counts[k].tolist()
+        tokens, latency = _at(self.tokens, k), _at(self.latency, k)
+        layout, rows_gold, rows_pred = self.pages.get(k, (None, None, None))
+        return DocumentResult(
+            self.ids[k],
+            STATUSES[self.status[k]],
+            Counts(tp, fp, fn),
+            FIELDS_NOT_KEPT,
+            ERRORS_NOT_KEPT,
+            self.reasons.get(k),
+            layout,
+            rows_gold,
+            rows_pred,
+            tokens,
+            latency,
+            self.attributes[k] if self.attributes is not None else {},
+            int(self.positions[k]),
+        )
+
+    # -- what the report reads, without rebuilding every document --------------------------
+    def count_matrix(self) -> npt.NDArray[np.float64]:
+        """(documents × 3) tp, fp, fn in gold order."""
+        return self.counts.astype(np.float64)
+
+    def ids_with(self, status: str) -> list[str]:
+        return [self.ids[int(k)] for k in np.flatnonzero(self.status == STATUSES.index(status))]
+
+    def count_with(self, status: str) -> int:
+        return int(np.count_nonzero(self.status == STATUSES.index(status)))
+
+    def latencies(self) -> list[float]:
+        return [float(v) for v in self.latency[1]]
+
+    def token_values(self) -> list[float]:
+        """The recorded tokens in gold order."""
+        return [float(v) for v in self.tokens[1]]
+
+    def with_layout(self) -> list[DocumentResult]:
+        return [self._item(k) for k in sorted(self.pages) if self.pages[k][0] is not None]
+
+    def worst(self, n: int) -> list[DocumentResult]:
+        """The `n` documents with the most errors (FP + FN, > 0), ties by id."""
+        errors = self.counts[:, 1] + self.counts[:, 2]
+        candidates = np.flatnonzero(errors > 0)
+        if len(candidates) > n > 0:  # the n-th largest error count bounds the candidates
+            floor = np.partition(errors[candidates], len(candidates) - n)[len(candidates) - n]
+            candidates = candidates[errors[candidates] >= floor]
+        ids = self.ids
+        ranked = heapq.nsmallest(n, candidates.tolist(), key=lambda k: (-errors[k], ids[k]))
+        return [self._item(k) for k in ranked]
+
+
+class RecordSink(Protocol):
+    """Where a compact evaluation hands each document's counts per path (in the order the
+    documents are scored; `position` tells their gold order)."""
+
+    def add(self, position: int, fields: Mapping[str, Sequence[int]]) -> None: ...
+
+    def merge(self, other: Any) -> None: ...
+
+
+_Page = tuple[LayoutResult | None, int | None, int | None]
+_ARRAYS = (
+    "positions",
+    "status",
+    "counts",
+    "token_at",
+    "tokens",
+    "latency_at",
+    "latency",
+    "id_ends",
+)
+
+
+@dataclass
+class CompactRecords:
+    """Per-document numbers in array columns, in the order they were added (see the module)."""
+
+    slices: bool = False
+    """keep each document's --slice-by attributes"""
+    positions: array[int] = field(default_factory=lambda: array("q"))
+    status: array[int] = field(default_factory=lambda: array("b"))
+    counts: array[int] = field(default_factory=lambda: array("q"))
+    token_at: array[int] = field(default_factory=lambda: array("q"))
+    """positions of the documents whose prediction records tokens (few or all), and theirs"""
+    tokens: array[float] = field(default_factory=lambda: array("d"))
+    latency_at: array[int] = field(default_factory=lambda: array("q"))
+    latency: array[float] = field(default_factory=lambda: array("d"))
+    id_bytes: bytearray = field(default_factory=bytearray)
+    id_ends: array[int] = field(default_factory=lambda: array("q"))
+    reasons: dict[int, str] = field(default_factory=dict)
+    pages: dict[int, _Page] = field(default_factory=dict)
+    attributes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    viewed: bool = False
+    """a result's columns may view the arrays (copied before they grow)"""
+    last: int = -1
+    """the largest position added (positions added in increasing order need no check)"""
+
+    def _unshare(self) -> None:
+        """Copy the arrays a result's columns may view (they cannot grow while viewed)."""
+        if self.viewed:
+            for name in _ARRAYS:
+                setattr(self, name, array(getattr(self, name).typecode, getattr(self, name)))
+            self.id_bytes = bytearray(self.id_bytes)
+            self.viewed = False
+
+    def add(self, record: DocumentResult) -> None:
+        self._unshare()
+        position = record.position
+        if position <= self.last and position in self.positions:
+            raise ValueError(f"document position {position} was already scored")
+        self.last = max(self.last, position)
+        self.positions.append(position)
+        self.status.append(STATUSES.index(record.status))
+        c = record.counts
+        self.counts.extend((c.tp, c.fp, c.fn))
+        if record.tokens is not None:
+            self.token_at.append(position)
+            self.tokens.append(record.tokens)
+        if record.latency_ms is not None:
+            self.latency_at.append(position)
+            self.latency.append(record.latency_ms)
+        self.id_bytes += record.id.encode("utf-8")
+        self.id_ends.append(len(self.id_bytes))
+        if record.reason is not None:
+            self.reasons[position] = record.reason
+        if (
+            record.layout is not None
+            or record.rows_gold is not None
+            or record.rows_pred is not None
+        ):
+            self.pages[position] = (record.layout, record.rows_gold, record.rows_pred)
+        if self.slices:
+            self.attributes[position] = record.attributes
+
+    def overlap(self, other: CompactRecords) -> list[int]:
+        mine = np.frombuffer(self.positions, dtype=np.int64)
+        theirs = np.frombuffer(other.positions, dtype=np.int64)
+        return [int(p) for p in np.intersect1d(mine, theirs)]
+
+    def merge(self, other: CompactRecords) -> None:
+        self._unshare()
+        for name in _ARRAYS[:-1]:  # id_ends: shifted below
+            getattr(self, name).extend(getattr(other, name))
+        base = len(self.id_bytes)
+        self.id_bytes += other.id_bytes
+        self.id_ends.extend(e + base for e in other.id_ends)
+        self.reasons.update(other.reasons)
+        self.pages.update(other.pages)
+        self.attributes.update(other.attributes)
+        self.last = max(self.last, other.last)
+
+    def columns(self, spill: Any) -> DocumentColumns:
+        """The documents in gold order (by position). Added in that order (one streaming
+        pass), the columns are views of these arrays, not copies (a later add copies the
+        arrays first)."""
+        positions = np.frombuffer(self.positions, dtype=np.int64)
+        status = np.frombuffer(self.status, dtype=np.int8)
+        counts = np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 3)
+        ends = np.frombuffer(self.id_ends, dtype=np.int64)
+        blob: bytes | memoryview = memoryview(self.id_bytes)
+        if np.any(positions[1:] < positions[:-1]):
+            order = np.argsort(positions, kind="stable")
+            positions, status, counts = positions[order], status[order], counts[order]
+            starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+            raw = bytes(self.id_bytes)
+            pieces = [raw[starts[k] : ends[k]] for k in order.tolist()]
+            blob = b"".join(pieces)
+            ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
+        else:
+            self.viewed = True
+        sorted_positions = positions
+
+        def row(position: int) -> int:
+            return int(np.searchsorted(sorted_positions, position))
+
+        def sparse(at: array[int], values: array[float]) -> _Sparse:
+            rows = np.searchsorted(sorted_positions, np.frombuffer(at, dtype=np.int64))
+            order = np.argsort(rows, kind="stable")
+            return rows[order], np.frombuffer(values, dtype=np.float64)[order]
+
+        return DocumentColumns(
+            IdColumn(blob, ends),
+            status,
+            counts,
+            sorted_positions,
+            sparse(self.token_at, self.tokens),
+            sparse(self.latency_at, self.latency),
+            {row(p): r for p, r in self.reasons.items()},
+            {row(p): v for p, v in self.pages.items()},
+            [self.attributes[int(p)] for p in sorted_positions] if self.slices else None,
+            spill,
+        )

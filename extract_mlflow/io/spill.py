@@ -1,0 +1,162 @@
+"""The per-document field counts of a streaming evaluation, spilled to a temporary file as they
+are made, and read back as the counts frame (``documents.parquet``) in blocks of documents.
+
+Each document's counts per path become fixed-size int32 entries ``(position, path, tp, fp,
+fn)`` (the path as an index into the segment's path list), buffered and appended to a
+temporary file, so memory holds one buffer whatever the number of documents. A spill is plain
+data once flushed (file names and path lists: picklable), and spills merge by adopting the
+other's segments. The files are removed when the spill that owns them is collected (merging
+or pickling hands them over).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import weakref
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_WIDTH = 5
+_BUFFER_ENTRIES = 1 << 16
+_READ_ENTRIES = 1 << 20
+_BLOCK_CELLS = 2_000_000
+
+
+@dataclass
+class _Segment:
+    file: str
+    paths: list[str] = field(default_factory=list)
+
+
+def _remove(name: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+
+
+class CountsSpill:
+    """Per-document field counts on disk (see the module)."""
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        fd, name = tempfile.mkstemp(prefix="extract_mlflow-counts-", suffix=".i32", dir=folder)
+        os.close(fd)
+        self._own = _Segment(name)
+        self.segments: list[_Segment] = [self._own]
+        self._index: dict[str, int] = {}
+        self._buffer = array("i")
+        self._finalizers = [weakref.finalize(self, _remove, name)]
+
+    def add(self, position: int, fields: Mapping[str, Sequence[int]]) -> None:
+        """One document's counts per path (every path of its record, zeros included)."""
+        index, buffer = self._index, self._buffer
+        for path, (tp, fp, fn) in fields.items():
+            i = index.get(path)
+            if i is None:
+                i = index[path] = len(self._own.paths)
+                self._own.paths.append(path)
+            buffer.extend((position, i, tp, fp, fn))
+        if len(buffer) >= _BUFFER_ENTRIES * _WIDTH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buffer:
+            with open(self._own.file, "ab") as f:
+                self._buffer.tofile(f)
+            self._buffer = array("i")
+
+    def merge(self, other: CountsSpill) -> None:
+        """Adopt `other`'s segments: their files now live as long as this spill."""
+        other.flush()
+        self.segments.extend(other.segments)
+        for finalizer in other._finalizers:
+            finalizer.detach()
+        other._finalizers = []
+        self._finalizers += [weakref.finalize(self, _remove, s.file) for s in other.segments]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling hands the files over: the unpickled copy removes them (as a worker
+        process returns its part), this one no longer does."""
+        self.flush()
+        for finalizer in self._finalizers:
+            finalizer.detach()
+        self._finalizers = []
+        state = self.__dict__.copy()
+        del state["_finalizers"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._finalizers = [weakref.finalize(self, _remove, s.file) for s in self.segments]
+
+    # -- reading back ----------------------------------------------------------------------
+    def _entries(self, columns: dict[str, int]) -> Iterator[npt.NDArray[np.int64]]:
+        """Every entry as (position, column, tp, fp, fn), the path as its index in `columns`."""
+        self.flush()
+        for segment in self.segments:
+            remap = np.array([columns[p] for p in segment.paths] or [0], dtype=np.int64)
+            with open(segment.file, "rb") as f:
+                while True:
+                    chunk = np.fromfile(f, dtype=np.int32, count=_READ_ENTRIES * _WIDTH)
+                    if not chunk.size:
+                        break
+                    entries = chunk.reshape(-1, _WIDTH).astype(np.int64)
+                    entries[:, 1] = remap[entries[:, 1]]
+                    yield entries
+
+    def blocks(
+        self, positions: npt.NDArray[np.int64], paths: Sequence[str]
+    ) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+        """(first row, counts matrix) for consecutive blocks of documents in the order of
+        `positions` (sorted): the matrix has 3 columns per path of `paths` (tp, fp, fn)."""
+        columns = {p: i for i, p in enumerate(paths)}
+        n, width = len(positions), 3 * len(paths)
+        rows = max(1, _BLOCK_CELLS // max(width, 1))
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            block = np.zeros((stop - start, width), dtype=np.int64)
+            low, high = positions[start], positions[stop - 1]
+            for entries in self._entries(columns):
+                keep = entries[(entries[:, 0] >= low) & (entries[:, 0] <= high)]
+                if not keep.size:
+                    continue
+                r = np.searchsorted(positions, keep[:, 0]) - start
+                c = 3 * keep[:, 1]
+                for k in range(3):
+                    block[r, c + k] = keep[:, 2 + k]
+            yield start, block
+
+    def long_frame(self, positions: npt.NDArray[np.int64], ids: Sequence[str]) -> pd.DataFrame:
+        """One row per document and path of its record: id, field, tp, fp, fn (documents in
+        the order of `positions`, each document's paths in the order it recorded them)."""
+        import pandas as pd
+
+        names = sorted({p for s in self.segments for p in s.paths})
+        columns = {p: i for i, p in enumerate(names)}
+        parts = list(self._entries(columns))
+        columns_ = ["id", "field", "tp", "fp", "fn"]
+        if not any(len(p) for p in parts):
+            return pd.DataFrame([], columns=columns_)
+        entries = np.concatenate(parts)
+        rows = np.searchsorted(positions, entries[:, 0])
+        order = np.argsort(rows, kind="stable")
+        entries, rows = entries[order], rows[order]
+        return pd.DataFrame(
+            {
+                "id": [ids[r] for r in rows.tolist()],
+                "field": [names[c] for c in entries[:, 1].tolist()],
+                "tp": entries[:, 2],
+                "fp": entries[:, 3],
+                "fn": entries[:, 4],
+            },
+            columns=columns_,
+        )

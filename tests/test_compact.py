@@ -1,0 +1,171 @@
+"""A compact evaluation (records' counts spilled, records dropped) gives the retaining one's
+report: every field, the JSON text, the counts frame, the worst documents, the documents as
+rebuilt from the columns; for any partition merged in any order, and pickled."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gc
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_merge import ARGS, case_of, expected
+
+from extract_mlflow.errors import NotKeptError
+from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Setup
+from extract_mlflow.evaluation.compact import DocumentColumns
+from extract_mlflow.evaluation.evaluate import evaluate
+from extract_mlflow.evaluation.records import counts_frame
+from extract_mlflow.io.spill import CountsSpill
+from extract_mlflow.report import DocumentResult, Report
+
+_PLAIN = [
+    "id", "status", "counts", "reason", "layout", "rows_gold", "rows_pred", "tokens",
+    "latency_ms", "attributes", "position",
+]  # fmt: skip
+
+
+def _plain(d: DocumentResult) -> dict[str, Any]:
+    return {name: getattr(d, name) for name in _PLAIN}
+
+
+def assert_compact_same(got: Report, want: Report) -> None:
+    assert isinstance(got.documents, DocumentColumns)
+    for f in dataclasses.fields(Report):
+        if f.name != "documents":
+            assert getattr(got, f.name) == getattr(want, f.name), f.name
+    assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+    assert got.metrics() == want.metrics()
+    pd.testing.assert_frame_equal(counts_frame(got), counts_frame(want))
+    for kind in ("documents", "document_fields", "fields"):
+        pd.testing.assert_frame_equal(got.to_frame(kind), want.to_frame(kind))
+    assert [_plain(d) for d in got.documents] == [_plain(d) for d in want.documents]
+    assert len(got.documents) == len(want.documents)
+    assert _plain(got.documents[-1]) == _plain(want.documents[-1])
+    for n in (1, 3, 10, 25):
+        assert [_plain(d) for d in got.worst_documents(n)] == [
+            _plain(d) for d in want.worst_documents(n)
+        ]
+    assert got.to_markdown() == want.to_markdown()
+    assert got.to_table() == want.to_table()
+
+
+def compact_pass(setup: Setup, docs: list[DocumentInput]) -> Evaluation:
+    run = Evaluation(setup, sink=CountsSpill())
+    for d in docs:
+        run.update(d)
+    return run
+
+
+@pytest.mark.parametrize("case", sorted(ARGS))
+def test_compact_one_pass_is_the_retaining_one(case: str) -> None:
+    setup, inputs, docs = case_of(case)
+    run = compact_pass(setup, docs)
+    assert run.documents == [] and run.compact is not None
+    assert_compact_same(run.result(inputs), expected(case))
+
+
+@pytest.mark.parametrize("case", sorted(ARGS))
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_compact_partitions_merge_to_the_retaining_result(case: str, data: st.DataObject) -> None:
+    setup, inputs, docs = case_of(case)
+    k = data.draw(st.integers(1, min(5, len(docs))), label="parts")
+    owner = data.draw(st.lists(st.integers(0, k - 1), min_size=len(docs), max_size=len(docs)))
+    runs, early = [], []
+    for i in range(k):
+        part = data.draw(st.permutations([d for d, o in zip(docs, owner, strict=True) if o == i]))
+        run = compact_pass(setup, part[:-1])
+        if data.draw(st.booleans(), label="a result before the last update"):
+            early.append(run.result(inputs))  # kept: its columns may view the part's arrays
+        for d in part[-1:]:
+            run.update(d)
+        if data.draw(st.booleans(), label="pickled"):
+            run = pickle.loads(pickle.dumps(run))
+        runs.append(run)
+    order = data.draw(st.permutations(range(k)), label="merge order")
+    merged = functools.reduce(Evaluation.merge, [runs[i] for i in order])
+    assert_compact_same(merged.result(inputs), expected(case))
+
+
+def test_compact_refuses_what_it_does_not_keep() -> None:
+    setup, inputs, docs = case_of("invoices")
+    report = compact_pass(setup, docs).result(inputs)
+    doc = report.documents[0]
+    with pytest.raises(NotKeptError, match="not kept"):
+        list(doc.errors)
+    with pytest.raises(NotKeptError, match="counts"):
+        dict(doc.fields)
+    with pytest.raises(ValueError, match="compact"):
+        compact_pass(setup, docs[:1]).merge(Evaluation(setup))
+    a = compact_pass(setup, docs[:2])
+    with pytest.raises(ValueError, match="position"):
+        a.merge(compact_pass(setup, docs[1:3]))
+    with pytest.raises(ValueError, match="position"):
+        a.update(docs[0])
+
+
+def test_the_spill_holds_the_counts_not_the_memory() -> None:
+    """The records are dropped: the part keeps columns, the counts per path are on disk."""
+    setup, _, docs = case_of("synthetic")
+    run = compact_pass(setup, docs)
+    assert not run.documents and not run.positions
+    assert isinstance(run.sink, CountsSpill)
+    run.sink.flush()
+    size = sum(Path(s.file).stat().st_size for s in run.sink.segments)
+    entries = sum(len(d) for d in _record_fields(setup, docs))
+    assert size == 20 * entries  # five int32 per (document, path) entry
+    files = [s.file for s in run.sink.segments]
+    del run
+    gc.collect()
+    assert not any(Path(f).exists() for f in files)  # removed with their owner
+
+
+def _record_fields(setup: Setup, docs: list[DocumentInput]) -> list[dict[str, list[int]]]:
+    run = Evaluation(setup)
+    return [run.update(d).fields for d in docs]
+
+
+@pytest.mark.parametrize("case", sorted(ARGS))
+def test_evaluate_streams_files_to_the_same_report(case: str, tmp_path: Path) -> None:
+    """`evaluate` on two JSONL paths streams them (a compact evaluation) and gives the
+    report of loading them; rows are written to files first where the case has rows."""
+    args = ARGS[case]()
+    gold, pred = args.pop("gold"), args.pop("pred")
+    want = evaluate(gold, pred, stream=False, **args)
+    paths = []
+    for name, value in (("gold", gold), ("pred", pred)):
+        if not isinstance(value, Path):
+            path = tmp_path / f"{name}.jsonl"
+            path.write_text("".join(json.dumps(row) + "\n" for row in value), encoding="utf-8")
+            value = path
+        paths.append(value)
+    got = evaluate(paths[0], paths[1], **args)
+    if not isinstance(gold, Path):  # rows: the loaded files' digests and names differ
+        want = evaluate(paths[0], paths[1], stream=False, **args)
+    assert_compact_same(got, want)
+
+
+def test_documents_frame_when_no_score_is_defined(tmp_path: Path) -> None:
+    """Every document without a prediction: precision n/a everywhere (a column of None)."""
+    gold, pred = tmp_path / "g.jsonl", tmp_path / "p.jsonl"
+    gold.write_text('{"id": "a", "x": 1}\n{"id": "b", "x": 2}\n', encoding="utf-8")
+    pred.write_text('{"id": "c", "x": 1}\n', encoding="utf-8")
+    got, want = evaluate(gold, pred), evaluate(gold, pred, stream=False)
+    assert isinstance(got.documents, DocumentColumns)
+    assert_compact_same(got, want)
+
+
+def test_a_compact_report_pickles() -> None:
+    setup, inputs, docs = case_of("synthetic")
+    report = compact_pass(setup, docs).result(inputs)
+    copy = pickle.loads(pickle.dumps(report))
+    assert [_plain(d) for d in copy.documents] == [_plain(d) for d in report.documents]
+    pd.testing.assert_frame_equal(counts_frame(copy), counts_frame(report))
