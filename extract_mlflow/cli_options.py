@@ -453,20 +453,30 @@ EVALUATE_OPTIONS = (
 
 
 def scored_report(
-    gold: Path,
-    pred: Path,
+    gold: str | Path,
+    pred: str | Path,
     config_path: Path | None,
     strict: bool,
     options: dict[str, Any],
     *,
     warn: bool = True,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> Report:
-    """One evaluation (`options`: the keyword arguments of `evaluate`), its config warnings
-    (an error under --strict; not repeated when `warn` is False: a second prediction file of
-    the same gold set and config has the same ones) and one progress line per page."""
-    from .evaluation.evaluate import evaluate
+    """One evaluation (`options`: the keyword arguments of `evaluate`; on Spark with
+    `engine="spark"`), its config warnings (an error under --strict; not repeated when `warn`
+    is False: a second prediction file of the same gold set and config has the same ones) and
+    one progress line per page."""
+    if engine == "spark":
+        from .spark import evaluate as spark_evaluate
 
-    report = evaluate(gold, pred, config_path, **options)
+        if options.pop("source_key", None) is not None:
+            raise ConfigError("--source-key is not supported by --engine spark; use --sources")
+        report = spark_evaluate(gold, pred, config_path, master=spark_master, **options)
+    else:
+        from .evaluation.evaluate import evaluate
+
+        report = evaluate(gold, pred, config_path, **options)
     if strict and report.warnings:
         raise ConfigError(f"--strict: {'; '.join(report.warnings)}")
     for warning in report.warnings if warn else ():

@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("structure",),
     ("report",),
     ("evaluation",),
+    ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)
     ("gates", "gate_checks"),
     ("comparison", "diffing"),
     ("views",),
