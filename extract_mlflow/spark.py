@@ -4,13 +4,9 @@ local disk or object storage, or DataFrames) and return the same :class:`Report`
 
 ::
 
-    lines (numbered in order) ──parse + check on the executors──► gold rows, prediction rows
-         │                                                             │
-         └─ errors, duplicates, unknown ids, unattributed lines,  ◄────┤ (small results)
-            the Setup (structure keys, slice attributes carried)       │
-                                                                       ▼
-    join on id ──► one Evaluation per partition (update, pickled) ──► merge on the driver
-                                                                       ──► result(Inputs)
+    lines, numbered ──parse + check (executors)──► gold defects, unattributed lines, the Setup
+        ──cogroup on id──► one Evaluation per partition (+ repeated and unknown ids), pickled
+        ──merge (driver)──► result(Inputs) ──► Report
 
 Every line is read with the functions of the local loaders, so parse failures, their recovered
 ids, duplicate ids, gold defects and their messages are the same; the partial statistics merge
@@ -26,6 +22,7 @@ import os
 import pickle
 import shutil
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +59,6 @@ __all__ = ["evaluate", "session"]
 
 INSTALL_HINT = "pip install 'extract-mlflow[spark]'"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
 _Raw = bytes | _Oversized
 
 
@@ -77,7 +73,7 @@ class _Named:
     def where(self, n: int) -> str:
         return f"{self.kind} row {n}" if self.rows else f"{self.source}:{n}"
 
-    def unit(self) -> str:
+    def unit(self) -> str:  # what a prediction's parse failure names
         return "row" if self.rows else "line"
 
 
@@ -98,10 +94,8 @@ def session(master: str | None = None) -> Any:
     sql = _pyspark()
     java_home = os.environ.get("JAVA_HOME")
     if not (java_home and Path(java_home, "bin", "java").exists()) and not shutil.which("java"):
-        raise ConfigError(
-            "the Spark engine needs Java: install a Java runtime (e.g. Debian's "
-            "default-jre-headless) or set JAVA_HOME"
-        )
+        why = "install a Java runtime (e.g. Debian's default-jre-headless) or set JAVA_HOME"
+        raise ConfigError(f"the Spark engine needs Java: {why}")
     builder = (
         sql.SparkSession.builder.master(master or "local[*]")
         .appName("extract-mlflow")
@@ -130,38 +124,31 @@ def _is_local(data: Any) -> bool:
 def _lines(spark: Any, data: Any, kind: str) -> tuple[Any, _Named]:
     """The input's lines as an RDD of str in order (None for a null row), and its name."""
     if isinstance(data, str | Path):
-        if _is_local(data):
-            p = Path(data)
-            if not p.exists():
-                raise InputError(f"{p}: file not found")
-            if p.is_dir():
-                raise InputError(f"{p}: is a directory, expected a JSONL file")
-            named, uri = _Named(str(p), kind, False), str(p.absolute())
-        else:
-            named, uri = _Named(str(data), kind, False), str(data)
+        local, p = _is_local(data), Path(data)
+        if local and not p.is_file():
+            what = "is a directory, expected a JSONL file" if p.is_dir() else "file not found"
+            raise InputError(f"{p}: {what}")
+        named = _Named(str(p) if local else str(data), kind, False)
+        uri = str(p.absolute()) if local else str(data)
         try:
             df = spark.read.option("lineSep", "\n").text(uri)
         except Exception as exc:
             if "PATH_NOT_FOUND" in str(exc) or "does not exist" in str(exc):
                 raise InputError(f"{named.source}: file not found") from None
             raise
-        return df.rdd.map(_first), named
+        return df.rdd.map(lambda r: r[0]), named
     sql = _pyspark()
     if not isinstance(data, sql.DataFrame):
         raise InputError(f"{kind}: expected a path or a Spark DataFrame, not {type(data).__name__}")
     named = _Named("<dataframe>", kind, True)
     fields = data.schema.fields
     if len(fields) == 1 and fields[0].dataType.typeName() == "string":
-        return data.rdd.map(_first), named
+        return data.rdd.map(lambda r: r[0]), named
     from pyspark.sql import functions as F
 
     row = F.struct(*[F.col(f"`{c}`") for c in data.columns])
     as_json = F.to_json(row, {"ignoreNullFields": "true"})
-    return data.select(as_json.alias("value")).rdd.map(_first), named
-
-
-def _first(row: Any) -> str | None:
-    return row[0]  # type: ignore[no-any-return]
+    return data.select(as_json.alias("value")).rdd.map(lambda r: r[0]), named
 
 
 def _count(index: int, lines: Iterable[str | None]) -> Iterator[tuple[int, int, int]]:
@@ -291,72 +278,104 @@ def _repeat(item: tuple[str, Iterable[int]]) -> list[tuple[int, int, str]]:
 # -- the checks on the driver ------------------------------------------------------------------
 
 
-def _doc_pairs(rows: Any, id_at: int, line_at: int) -> Any:
-    return rows.filter(lambda r: r[id_at] is not None).map(lambda r: (r[id_at], r[line_at]))
+def _gold_repeat(rows: Any, named: _Named, before: int | None = None) -> None:
+    """The gold file's earliest repeated id as load_gold words it (an InputError), if it comes
+    before line `before` (a defect found there) or there is no such line."""
+    repeat = _first_repeat(rows.filter(lambda r: r[2] is not None).map(lambda r: (r[2], r[1])))
+    if repeat is not None and (before is None or repeat[0] < before):
+        second, first, doc_id = repeat
+        raise InputError(
+            f"{named.where(second)}: duplicate id '{doc_id}' (first on {named.unit()} {first})"
+        )
 
 
 def _check_gold(rows: Any, named: _Named) -> set[str]:
-    """The earliest gold defect or repeated id as load_gold words it (an InputError), else the
-    structure keys found in gold."""
+    """The earliest gold defect as load_gold words it (an InputError; a repeated id before it
+    wins), else the structure keys found in gold. Repeats alone are found while scoring."""
     parts = rows.mapPartitions(_gold_summary).collect()
     defects = [p[1] for p in parts if p[1] is not None]
-    errors: list[tuple[int, str]] = []
     if defects:
         line, why = min(defects)
-        errors.append((line, f"{named.where(line)}: {why}"))
-    repeat = _first_repeat(_doc_pairs(rows, 2, 1))
-    if repeat is not None:
-        second, first, doc_id = repeat
-        where = named.where(second)
-        errors.append(
-            (second, f"{where}: duplicate id '{doc_id}' (first on {named.unit()} {first})")
-        )
-    if errors:
-        raise InputError(min(errors)[1])
+        _gold_repeat(rows, named, before=line)
+        raise InputError(f"{named.where(line)}: {why}")
     if sum(p[0] for p in parts) == 0:
-        empty = "gold rows: no documents" if named.rows else f"{named.source}: no documents"
-        raise InputError(empty if named.rows else f"{empty} (the file is empty)")
+        empty = f"{named.source}: no documents (the file is empty)"
+        raise InputError("gold rows: no documents" if named.rows else empty)
     return set().union(*(p[2] for p in parts))
 
 
-def _check_predictions(rows: Any, named: _Named) -> tuple[list[str], set[str]]:
-    """A repeated prediction id or an empty file as load_predictions words it (an InputError),
-    else the unattributed lines and the slice attributes some prediction carries."""
-    repeat = _first_repeat(_doc_pairs(rows, 1, 0))
-    if repeat is not None:
-        second, first, doc_id = repeat
-        raise InputError(
-            f"{named.where(second)}: duplicate prediction id '{doc_id}' "
-            f"(first on {named.unit()} {first})"
-        )
+def _check_predictions(rows: Any, named: _Named) -> tuple[list[str], set[str], bool]:
+    """The unattributed lines, the slice attributes some prediction carries, and whether the
+    file holds no line at all (an error once the gold file is known to be clean)."""
     parts = rows.mapPartitions(_pred_summary).collect()
-    if sum(p[0] for p in parts) == 0 and not named.rows:
-        raise InputError(f"{named.source}: no predictions (the file is empty)")
+    empty = sum(p[0] for p in parts) == 0 and not named.rows
     unattributed = sorted(u for p in parts for u in p[1])
-    return [f"{named.unit()} {n}: {why}" for n, why in unattributed], set().union(
-        *(p[2] for p in parts)
-    )
+    lines = [f"{named.unit()} {n}: {why}" for n, why in unattributed]
+    return lines, set().union(*(p[2] for p in parts)), empty
 
 
 # -- scoring -----------------------------------------------------------------------------------
 
 
-def _score(setup: Setup, unit: str, sources: Any, rows: Iterable[Any]) -> Iterator[bytes]:
-    """The Evaluation of one partition of joined documents, pickled."""
+def _score(setup: Setup, unit: str, sources: Any, groups: Iterable[Any]) -> Iterator[bytes]:
+    """The Evaluation of one partition of documents grouped by id, pickled with what the
+    grouping shows: repeated gold and prediction ids (line, first line, id) and unknown ids."""
     run = Evaluation(setup)
     src = sources.value if sources is not None else None
     id_key = setup.config.id_key
+    gold_repeats: list[tuple[int, int, str]] = []
+    pred_repeats: list[tuple[int, int, str]] = []
+    unknown: list[str] = []
     with gc_paused():
-        for doc_id, ((position, graw), pred) in rows:
+        for doc_id, (golds, preds) in groups:
+            golds, preds = sorted(golds), sorted(preds)  # by position, by line
+            if len(golds) > 1:
+                gold_repeats.append((golds[1][1], golds[0][1], doc_id))
+            if len(preds) > 1:
+                pred_repeats.append((preds[1][0], preds[0][0], doc_id))
+            if not golds:
+                unknown.append(doc_id)
+            if len(golds) != 1 or len(preds) > 1 or gold_repeats or pred_repeats:
+                continue  # no document to score, or an error to report (no report then)
             pdoc = failure = None
-            if pred is not None:
-                lineno, praw = pred
+            if preds:
+                lineno, praw = preds[0]
                 _, pdoc, problem = _read_prediction(praw, id_key)
-                if pdoc is None:
-                    failure = f"{unit} {lineno}: {problem}"
+                failure = None if pdoc is not None else f"{unit} {lineno}: {problem}"
+            position, _, graw = golds[0]
             source = src.get(doc_id) if src is not None else None
             run.update(DocumentInput(position, doc_id, gold_object(graw), pdoc, failure, source))
-    yield pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)
+    yield pickle.dumps((run, gold_repeats, pred_repeats, unknown), pickle.HIGHEST_PROTOCOL)
+
+
+def _merged(
+    blobs: list[bytes], setup: Setup, gnamed: _Named, pnamed: _Named, empty: bool
+) -> tuple[Evaluation, list[str]]:
+    """The partitions' evaluations merged, and the unknown ids; or the error a reader going
+    through gold, then the predictions, stops at (repeated gold id, empty prediction file,
+    repeated prediction id)."""
+    run, gold_repeats, pred_repeats, unknown = Evaluation(setup), [], [], set()
+    for blob in blobs:
+        part, g, p, u = pickle.loads(blob)
+        run.merge(part)
+        gold_repeats += g
+        pred_repeats += p
+        unknown.update(u)
+    if gold_repeats:
+        second, first, doc_id = min(gold_repeats)
+        unit = gnamed.unit()
+        raise InputError(
+            f"{gnamed.where(second)}: duplicate id '{doc_id}' (first on {unit} {first})"
+        )
+    if empty:
+        raise InputError(f"{pnamed.source}: no predictions (the file is empty)")
+    if pred_repeats:
+        second, first, doc_id = min(pred_repeats)
+        raise InputError(
+            f"{pnamed.where(second)}: duplicate prediction id '{doc_id}' "
+            f"(first on {pnamed.unit()} {first})"
+        )
+    return run, sorted(unknown)
 
 
 def _config(
@@ -419,7 +438,9 @@ def evaluate(
         if spark is None:
             spark, own = session(master), True
     try:
-        return _evaluate(spark, gold, pred, cfg, profile, sources, approvals)
+        with warnings.catch_warnings():  # pyspark's notice about the pandas version
+            warnings.filterwarnings("ignore", "PySpark does not yet", FutureWarning)
+            return _evaluate(spark, gold, pred, cfg, profile, sources, approvals)
     finally:
         if own:
             spark.stop()
@@ -430,27 +451,26 @@ def _evaluate(
 ) -> Report:
     from pyspark import StorageLevel
 
-    keep = StorageLevel.MEMORY_AND_DISK
+    keep, id_key = StorageLevel.MEMORY_AND_DISK, cfg.id_key
     gold_lines, gnamed = _lines(spark, gold, "gold")
     gold_digest = _digest(gold, gold_lines) if _is_local(gold) else None
-    gold_rows = _numbered(gold_lines).mapPartitions(
-        functools.partial(_gold_rows, cfg.id_key, _structure_keys(cfg))
-    )
+    keys = _structure_keys(cfg)
+    gold_rows = _numbered(gold_lines).mapPartitions(functools.partial(_gold_rows, id_key, keys))
     gold_rows = gold_rows.persist(keep)
     pred_rows = None
     try:
         structure = _check_gold(gold_rows, gnamed)
-        pred_lines, pnamed = _lines(spark, pred, "prediction")
-        pred_digest = _digest(pred, pred_lines) if _is_local(pred) else None
+        try:
+            pred_lines, pnamed = _lines(spark, pred, "prediction")
+            pred_digest = _digest(pred, pred_lines) if _is_local(pred) else None
+        except InputError:
+            _gold_repeat(gold_rows, gnamed)  # a defect of the gold file comes first
+            raise
         tops = tuple(dict.fromkeys(p.split(".")[0] for p in cfg.structure.slice_by))
-        pred_rows = _numbered(pred_lines).mapPartitions(
-            functools.partial(_pred_rows, cfg.id_key, tops)
-        )
+        pred_rows = _numbered(pred_lines).mapPartitions(functools.partial(_pred_rows, id_key, tops))
         pred_rows = pred_rows.persist(keep)
-        unattributed, carried = _check_predictions(pred_rows, pnamed)
-        src = (
-            load_sources(sources, id_key=cfg.id_key) if isinstance(sources, str | Path) else sources
-        )
+        unattributed, carried, empty = _check_predictions(pred_rows, pnamed)
+        src = load_sources(sources, id_key=id_key) if isinstance(sources, str | Path) else sources
         apps = load_approvals(approvals) if isinstance(approvals, str | Path) else approvals
         extras = Extras(sources=src, approvals=apps)
         witness = (
@@ -458,26 +478,21 @@ def _evaluate(
             PredictionSet({"": dict.fromkeys(carried)}),
         )
         setup = Setup.of(*witness, cfg, profile, extras)  # what Setup.of asks: is a key in any doc
-        gold_ids, pred_ids = gold_rows.map(lambda r: r[2]), pred_rows.map(lambda r: r[1])
-        unknown = pred_ids.filter(lambda i: i is not None).subtract(gold_ids).distinct().collect()
         src_bc = spark.sparkContext.broadcast(dict(src)) if src is not None else None
-        matched = gold_ids.filter(lambda i, b=src_bc: i in b.value).collect() if src_bc else []
-        gs = GoldSet(
-            {key: {} for key in matched}, gnamed.source, gold_digest or _digest(gold, gold_lines)
-        )
-        ps = PredictionSet(
-            {key: {} for key in unknown}, unattributed=unattributed, source=pnamed.source
-        )
-        ps.digest = pred_digest or _digest(pred, pred_lines)
-        inputs = Inputs.of(gs, ps, extras)
-        joined = gold_rows.map(lambda r: (r[2], (r[0], r[5]))).leftOuterJoin(
+        groups = gold_rows.map(lambda r: (r[2], (r[0], r[1], r[5]))).cogroup(
             pred_rows.filter(lambda r: r[1] is not None).map(lambda r: (r[1], (r[0], r[4])))
         )
         score = functools.partial(_score, setup, pnamed.unit(), src_bc)
-        run = Evaluation(setup)
-        for blob in joined.mapPartitions(score).toLocalIterator():
-            run.merge(pickle.loads(blob))
-        return run.result(inputs)
+        run, unknown = _merged(groups.mapPartitions(score).collect(), setup, gnamed, pnamed, empty)
+        matched = [] if src is None else [d.id for d in run.documents if d.id in src]
+        gs = GoldSet(
+            {i: {} for i in matched}, gnamed.source, gold_digest or _digest(gold, gold_lines)
+        )
+        ps = PredictionSet(
+            {i: {} for i in unknown}, unattributed=unattributed, source=pnamed.source
+        )
+        ps.digest = pred_digest or _digest(pred, pred_lines)
+        return run.result(Inputs.of(gs, ps, extras))
     finally:
         gold_rows.unpersist()
         if pred_rows is not None:

@@ -231,6 +231,14 @@ def test_prediction_errors_give_the_local_error_text(spark: Any, tmp_path: Path)
     assert _error(lambda: spark_evaluate(spark, gold, missing)) == _error(
         lambda: local_evaluate(gold, missing)
     )
+    # a repeated gold id comes before any defect of the prediction file
+    gold.write_text('{"id": "a"}\n{"id": "b"}\n{"id": "a"}\n', encoding="utf-8")
+    for text in ["", '{"id": "b"}\n{"id": "b"}\n']:
+        pred.write_text(text, encoding="utf-8")
+        for p in (pred, missing):
+            want = _error(lambda: local_evaluate(gold, p))  # noqa: B023
+            assert "duplicate id 'a'" in want
+            assert _error(lambda: spark_evaluate(spark, gold, p)) == want  # noqa: B023
 
 
 def _cli(
