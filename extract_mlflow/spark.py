@@ -103,6 +103,7 @@ def session(master: str | None = None) -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.pyspark.python", sys.executable)
         .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.executorEnv.PYTHONWARNINGS", "ignore:PySpark does not yet:FutureWarning")
         .config("spark.sql.shuffle.partitions", "8")
     )
     try:
@@ -432,18 +433,15 @@ def evaluate(
     failures as locally; a line that is not valid UTF-8 is decoded by Spark (with U+FFFD).
     """
     cfg = _config(config, id_key, text_key, slice_by)
-    own = False
-    if spark is None:
-        spark = _pyspark().SparkSession.getActiveSession()
-        if spark is None:
-            spark, own = session(master), True
-    try:
-        with warnings.catch_warnings():  # pyspark's notice about the pandas version
-            warnings.filterwarnings("ignore", "PySpark does not yet", FutureWarning)
+    with warnings.catch_warnings():  # pyspark's notice about the pandas version
+        warnings.filterwarnings("ignore", "PySpark does not yet", FutureWarning)
+        own = spark is None and _pyspark().SparkSession.getActiveSession() is None
+        spark = session(master) if own else spark or _pyspark().SparkSession.getActiveSession()
+        try:
             return _evaluate(spark, gold, pred, cfg, profile, sources, approvals)
-    finally:
-        if own:
-            spark.stop()
+        finally:
+            if own:
+                spark.stop()
 
 
 def _evaluate(
