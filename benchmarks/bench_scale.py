@@ -243,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per process, best kept (1)")
     ap.add_argument("--workers", help="passed to `score --workers` when given")
     ap.add_argument("--engine", help="passed to `score --engine` when given")
+    ap.add_argument("--spark-master", help="passed to `score --spark-master` when given")
     ap.add_argument("--keep", type=Path, help="write the sets here and keep them")
     ap.add_argument(
         "--limit-gb",
@@ -263,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         extra += ["--workers", args.workers]
     if args.engine is not None:
         extra += ["--engine", args.engine]
+    if args.spark_master is not None:
+        extra += ["--spark-master", args.spark_master]
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs;"
         f" score extra options: {' '.join(extra) or '(none)'}; best of {args.repeat}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +33,12 @@ from .cli_options import (
     read_gates,
     refuse_unchecked,
     say,
-    scored_report,
     scoring_options,
     strict_option,
     timeout_option,
     tracking_options,
 )
+from .cli_scoring import scored_report
 from .core.language import tr
 
 if TYPE_CHECKING:
@@ -65,9 +66,26 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     return str(report.to_table())
 
 
+def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--engine` and `--spark-master`: where `score` runs."""
+    func = click.option(
+        "--spark-master",
+        metavar="URL",
+        help="Spark master of --engine spark (default: local[*]), e.g. local[2].",
+    )(func)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "spark"]),
+        default="local",
+        show_default=True,
+        help="Score in this process, or on Spark (GOLD and PRED: paths Spark can read, "
+        "e.g. s3a://...; needs pip install 'extract-mlflow[spark]' and Java).",
+    )(func)
+
+
 @main.command()
-@click.argument("gold", type=click.Path(path_type=Path))
-@click.argument("pred", type=click.Path(path_type=Path))
+@click.argument("gold", type=click.Path())
+@click.argument("pred", type=click.Path())
 @config_options
 @click.option(
     "--min-f1",
@@ -105,11 +123,12 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     metavar="MODEL_NAME",
     help="Register the run as a new version of this registered model (source: its eval/).",
 )
+@_engine_options
 @output_options
 @handle_errors
 def score(
-    gold: Path,
-    pred: Path,
+    gold: str,
+    pred: str,
     config_path: Path | None,
     id_key: str | None,
     min_f1: float | None,
@@ -130,11 +149,14 @@ def score(
     prompts: tuple[Path, ...],
     prompt_uris: tuple[str, ...],
     register: str | None,
+    engine: str,
+    spark_master: str | None,
     fmt: str,
     out: Path | None,
 ) -> None:
     """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field, and log the
-    evaluation to MLflow as one run (unless --no-log)."""
+    evaluation to MLflow as one run (unless --no-log). With --engine spark the scoring runs
+    on Spark (same report)."""
     options = dict(locals())  # the command's options by name (before any other local exists)
     from .gate_checks import check_report
 
@@ -145,7 +167,15 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
-    report = scored_report(gold, pred, config_path, strict, _pick(options, EVALUATE_OPTIONS))
+    report = scored_report(
+        gold,
+        pred,
+        config_path,
+        strict,
+        _pick(options, EVALUATE_OPTIONS),
+        engine=engine,
+        spark_master=spark_master,
+    )
     failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:

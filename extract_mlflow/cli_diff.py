@@ -18,11 +18,11 @@ from .cli_options import (
     quiet_mlflow,
     resampling_options,
     say,
-    scored_report,
     scoring_options,
     strict_option,
     timeout_option,
 )
+from .cli_scoring import scored_report
 from .core.language import tr
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,10 +19,10 @@ import click
 from .core.language import language, resolve_language, tr
 from .core.messages import LANGUAGES
 from .core.text import terminal_safe
-from .errors import ConfigError, ExtractMlflowError
+from .errors import ExtractMlflowError
 
 if TYPE_CHECKING:
-    from .report import Report
+    pass
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -470,28 +470,3 @@ EVALUATE_OPTIONS = (
     "slice_by",
 )
 """The options of `score` and `diff` that are keyword arguments of `evaluate`."""
-
-
-def scored_report(
-    gold: Path,
-    pred: Path,
-    config_path: Path | None,
-    strict: bool,
-    options: dict[str, Any],
-    *,
-    shown: Collection[str] = (),
-) -> Report:
-    """One evaluation (`options`: the keyword arguments of `evaluate`), its config warnings
-    (an error under --strict; those in `shown` are not repeated: a second prediction file of
-    the same gold set and config mostly has the same ones) and one progress line per page."""
-    from .evaluation.evaluate import evaluate
-
-    report = evaluate(gold, pred, config_path, **options)
-    if strict and report.warnings:
-        raise ConfigError(tr("cli.strict", warnings="; ".join(report.warnings)))
-    for warning in report.warnings:
-        if warning not in shown:
-            say(f"warning: {warning}")
-    for doc in report.layouts:  # pages are few and large: one progress line each
-        say(doc.progress_line())
-    return report

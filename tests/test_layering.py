@@ -29,11 +29,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("structure",),
     ("report",),
     ("evaluation",),
+    ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)
     ("gates", "gate_checks"),
     ("comparison", "diffing"),
     ("views",),
     ("tracking",),
-    ("cli", "cli_diff", "cli_options", "cli_loop", "__main__"),
+    ("cli", "cli_diff", "cli_scoring", "cli_options", "cli_loop", "__main__"),
     # extract_mlflow/__init__.py: the public API, lazily exporting from every layer
     ("",),
 ]

@@ -1,0 +1,49 @@
+"""The one evaluation behind `score` and `diff`: the engine, config warnings, page progress."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .cli_options import say
+from .core.language import tr
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .report import Report
+
+
+def scored_report(
+    gold: str | Path,
+    pred: str | Path,
+    config_path: Path | None,
+    strict: bool,
+    options: dict[str, Any],
+    *,
+    shown: Collection[str] = (),
+    engine: str = "local",
+    spark_master: str | None = None,
+) -> Report:
+    """One evaluation (`options`: the keyword arguments of `evaluate`; on Spark with
+    `engine="spark"`), its config warnings (an error under --strict; those in `shown` are not
+    repeated: a second prediction file of the same gold set and config mostly has the same
+    ones) and one progress line per page."""
+    if engine == "spark":
+        from .spark import evaluate as spark_evaluate
+
+        if options.pop("source_key", None) is not None:
+            raise ConfigError("--source-key is not supported by --engine spark; use --sources")
+        report = spark_evaluate(gold, pred, config_path, master=spark_master, **options)
+    else:
+        from .evaluation.evaluate import evaluate
+
+        report = evaluate(gold, pred, config_path, **options)
+    if strict and report.warnings:
+        raise ConfigError(tr("cli.strict", warnings="; ".join(report.warnings)))
+    for warning in report.warnings:
+        if warning not in shown:
+            say(f"warning: {warning}")
+    for doc in report.layouts:  # pages are few and large: one progress line each
+        say(doc.progress_line())
+    return report
