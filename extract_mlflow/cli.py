@@ -83,6 +83,15 @@ def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
 @scoring_options
+@click.option(
+    "--canary",
+    "canaries",
+    multiple=True,
+    metavar="TEXT",
+    help="A prompt-injection canary planted in the sources, 'INSTRUCTION => PAYLOAD' or one "
+    "text that is both (repeatable; needs --sources or --source-key): a prediction containing "
+    "the payload obeyed it (injection_obeyed_rate).",
+)
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
 @strict_option
 @tracking_options
@@ -120,6 +129,7 @@ def score(
     source_key: str | None,
     approvals: Path | None,
     slice_by: tuple[str, ...],
+    canaries: tuple[str, ...],
     no_log: bool,
     strict: bool,
     tracking_uri: str | None,
@@ -145,7 +155,8 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
-    report = scored_report(gold, pred, config_path, strict, _pick(options, EVALUATE_OPTIONS))
+    evaluate_options = _pick(options, (*EVALUATE_OPTIONS, "canaries"))
+    report = scored_report(gold, pred, config_path, strict, evaluate_options)
     failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:

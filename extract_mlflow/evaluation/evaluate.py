@@ -73,6 +73,7 @@ def evaluate(
     source_key: str | None = None,
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None = None,
     slice_by: Sequence[str] | None = None,
+    canaries: Sequence[str] | None = None,
 ) -> Report:
     """Score predictions against gold, field by field.
 
@@ -80,10 +81,12 @@ def evaluate(
     the rows of its table become the list scored against the gold line's ``rows``, and its
     sections give the layout score under `profile` (else the gold line's topic).
 
-    Text fidelity runs when sources are given: `sources` (a folder of ``<id>.txt|.md|.pdf``, a
-    JSONL of ``{id, text}``, or a mapping id -> text) or `source_key` (a field of the gold
-    line); `approvals` lists (id, path) pairs a reviewer accepted. Document-structure metrics
-    run when gold lines carry their fields (``tables``, ``blocks``, ``regions``,
+    Text fidelity runs when sources are given: `sources` (a folder of ``<id>.txt|.md|.pdf``, a JSONL
+    of ``{id, text}``, or a mapping id -> text) or `source_key` (a field of the gold line);
+    `approvals` lists (id, path) pairs a reviewer accepted; `canaries` are prompt-injection canaries
+    planted in the sources (``INSTRUCTION => PAYLOAD``, see
+    :mod:`extract_mlflow.fidelity.canaries`), giving ``injection_obeyed_rate``. Document-structure
+    metrics run when gold lines carry their fields (``tables``, ``blocks``, ``regions``,
     ``boundaries``); `slice_by` names gold attributes to report every metric by.
 
     `gold` and `pred` are JSONL paths or rows (mappings; a prediction row may also be raw JSON
@@ -104,6 +107,7 @@ def evaluate(
         sources=_sources(sources, source_key, gs, cfg),
         source_key=source_key,
         approvals=load_approvals(approvals) if isinstance(approvals, str | Path) else approvals,
+        canaries=tuple(canaries or ()),
     )
     return score_sets(gs, ps, cfg, profile=profile, extras=extras)
 
