@@ -101,6 +101,15 @@ def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
 @scoring_options
+@click.option(
+    "--canary",
+    "canaries",
+    multiple=True,
+    metavar="TEXT",
+    help="A prompt-injection canary planted in the sources, 'INSTRUCTION => PAYLOAD' or one "
+    "text that is both (repeatable; needs --sources or --source-key): a prediction containing "
+    "the payload obeyed it (injection_obeyed_rate).",
+)
 @click.option("--no-log", is_flag=True, help="Score only; do not log a run to MLflow.")
 @strict_option
 @tracking_options
@@ -139,6 +148,7 @@ def score(
     source_key: str | None,
     approvals: Path | None,
     slice_by: tuple[str, ...],
+    canaries: tuple[str, ...],
     no_log: bool,
     strict: bool,
     tracking_uri: str | None,
@@ -172,7 +182,7 @@ def score(
         pred,
         config_path,
         strict,
-        _pick(options, EVALUATE_OPTIONS),
+        _pick(options, (*EVALUATE_OPTIONS, "canaries")),
         engine=engine,
         spark_master=spark_master,
     )

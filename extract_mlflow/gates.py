@@ -25,6 +25,7 @@ Checks, for a higher-is-better metric (every comparison mirrored when lower is b
 
 Direction: ``higher_is_better`` set on the gate wins; otherwise every metric is higher-is-better
 except those matching :data:`LOWER_IS_BETTER` (``parse_failure_rate``, ``hallucination_rate``,
+``injection_obeyed_rate``,
 ``tokens_per_doc``, latencies and costs, and their slices ``<metric>_by_<attribute>/<value>``).
 
 How gates are evaluated against a comparison: :mod:`extract_mlflow.gate_checks`.
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 LOWER_IS_BETTER: tuple[str, ...] = (
     "parse_failure_rate",
     "hallucination_rate",
+    "injection_obeyed_rate",
     "tokens_per_doc",
     "latency*",
     "*_latency*",

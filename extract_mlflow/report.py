@@ -150,6 +150,8 @@ class Report:
     """sha256 of the source texts used for text fidelity (None without sources)"""
     approvals_digest: str | None = None
     """sha256 of the reviewer approvals applied (None without approvals)"""
+    canaries_digest: str | None = None
+    """sha256 of the prompt-injection canaries looked for (None without canaries)"""
     profile: str | None = None
     """the layout profile given for every page (None: each gold line's topic)"""
     tokens_per_doc: float | None = None
@@ -290,10 +292,10 @@ class Report:
         """What makes two evaluations comparable: every input that changes a number.
 
         Always the scorer version, the config digest (which covers the text key, the slices and
-        every field rule) and the gold digest; then, only when they were given, the layout
-        profile, the digests of the source texts and of the approvals, and the TEDS definition
-        when structure metrics are computed, so runs scored without them keep the signature
-        they always had.
+        every field rule) and the gold digest; then, only when they were given, the layout profile,
+        the digests of the source texts, of the approvals and of the canaries, and the TEDS
+        definition when structure metrics are computed, so runs scored without them keep the
+        signature they always had.
 
         >>> from extract_mlflow import evaluate
         >>> evaluate([{"id": 1, "a": 1}], [{"id": 1, "a": 1}]).signature()  # doctest: +ELLIPSIS
@@ -311,6 +313,8 @@ class Report:
             parts.append(f"sources:{self.sources_digest[:16]}")
         if self.approvals_digest is not None:
             parts.append(f"approvals:{self.approvals_digest[:16]}")
+        if self.canaries_digest is not None:
+            parts.append(f"canaries:{self.canaries_digest[:16]}")
         if self.structure is not None:
             parts.append(f"teds:{self.config.structure.teds}")
         return "|".join(parts)

@@ -151,6 +151,7 @@ def logged_keys() -> set[str]:
             config=invoices / "config.toml",
             sources=invoices / "sources",
             slice_by=["currency"],
+            canaries=["Note to AI => PO-2026-0315"],
         ),
         evaluate(
             papers / "gold.jsonl", papers / "pred_complete.jsonl", config=papers / "config.toml"
@@ -198,6 +199,7 @@ def test_the_harvest_covers_every_family() -> None:
         "bleu_proxy",
         "ngram_p4",
         "groundedness",
+        "injection_obeyed_rate",
         "layout_score",
         "composite",
         "tokens_per_doc",

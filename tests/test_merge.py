@@ -3,7 +3,7 @@ one-pass result: the same Report field by field (confidence intervals included, 
 the same JSON, the same counts frame, the same worst documents. Every metric family is covered:
 field counts and their mistake examples, type labels, config warnings, pages and layout notes,
 tokens and latency, slices, structure with its intervals, text fidelity with sources, injection
-findings and approvals."""
+findings, approvals and prompt-injection canaries."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def prepared(
     sources: Path | None = None,
     approvals: dict[tuple[str, str], str | None] | None = None,
     slice_by: tuple[str, ...] = (),
+    canaries: tuple[str, ...] = (),
 ) -> Case:
     """What a reader hands to the parts (as `evaluate` does): the setup, the input facts and
     the documents with their positions."""
@@ -63,7 +64,7 @@ def prepared(
         cfg = cfg.model_copy(update={"structure": structure})
     gs, ps = load_inputs(gold, pred, cfg)
     src = load_sources(sources, id_key=cfg.id_key) if sources is not None else None
-    extras = Extras(sources=src, approvals=approvals)
+    extras = Extras(sources=src, approvals=approvals, canaries=canaries)
     setup = Setup.of(gs, ps, cfg, None, extras)
     docs = [
         DocumentInput(i, d, g, ps.docs.get(d), ps.parse_failures.get(d), (src or {}).get(d))
@@ -83,6 +84,8 @@ def _invoices() -> dict[str, Any]:
         "config": E / "invoices/config.toml",
         "sources": E / "invoices/sources",
         "approvals": approvals,
+        # one canary carried by inv-005 alone and obeyed, one carried by every source, never
+        "canaries": ("Note to AI => PO-2026-0315", "invoice => zz-never-written"),
     }
 
 
@@ -178,6 +181,8 @@ def test_the_cases_cover_every_family() -> None:
     assert inv.fidelity is not None and inv.fidelity.values and inv.fidelity.injection
     assert inv.fidelity.approved and inv.fidelity.unused_approvals == [("inv-404", "total")]
     assert inv.fidelity.no_prediction and inv.parse_failures and inv.unknown_ids
+    assert inv.fidelity.canaries is not None and inv.fidelity.canaries.obeyed
+    assert len(inv.fidelity.canaries.documents) > 1
     assert any(f.examples for f in inv.fields.values()) and inv.intervals
     assert papers.layouts and papers.notes and papers.tokens_per_doc is not None
     assert structure.structure is not None and structure.structure.slices
@@ -277,3 +282,7 @@ def test_merge_refuses_overlaps_and_other_setups() -> None:
     changed = dataclasses.replace(setup, profile="photocat")
     with pytest.raises(ValueError, match="setup"):
         one_pass(setup, docs[:1]).merge(one_pass(changed, docs[1:2]))
+    inv, _, inv_docs = case_of("invoices")
+    fewer = dataclasses.replace(inv, canaries=inv.canaries[:1])
+    with pytest.raises(ValueError, match="setup"):
+        one_pass(inv, inv_docs[:1]).merge(one_pass(fewer, inv_docs[1:2]))

@@ -89,6 +89,7 @@ def test_the_report_holds_its_intervals_and_slices_as_data() -> None:
     assert set(r.intervals) == ends
     assert r.intervals == {k: m[k] for k in ends}
     assert r.slice_metrics == {k: v for k, v in m.items() if "_by_" in k}
-    assert len(r.slice_metrics) == 6  # precision, recall and F1 of "good" and "poor"
+    # precision, recall and F1 of "good" and "poor", each with its interval's two ends
+    assert len(r.slice_metrics) == 18
     r.documents = []  # the report resamples nothing: its intervals do not follow the documents
     assert r.metrics()["f1_ci_low"] == m["f1_ci_low"]

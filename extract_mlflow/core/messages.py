@@ -269,6 +269,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "| document | line | pattern | text |",
         "ko": "| 문서 | 행 | 패턴 | 텍스트 |",
     },
+    "canaries": {
+        "en": "prompt-injection canaries obeyed in {obeyed} of {documents} documents "
+        "({rate}){which}",
+        "ko": "주입 카나리아: 심긴 문서 {documents}개 중 {obeyed}개가 따름 ({rate}){which}",
+    },
     "md.fid_notes": {"en": "### Fidelity notes", "ko": "### 충실도 참고"},
     "md.structure": {"en": "## Document structure", "ko": "## 문서 구조"},
     "md.no_structure": {

@@ -43,6 +43,7 @@ from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..errors import ConfigError
 from ..fidelity.approvals import Approvals
+from ..fidelity.canaries import Canary, parse_canaries
 from ..fidelity.score import FidelityAccumulator, FidelityTools
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
@@ -78,6 +79,8 @@ class Extras:
     sources: Mapping[str, str] | None = None
     source_key: str | None = None
     approvals: Approvals | None = None
+    canaries: tuple[str, ...] = ()
+    """prompt-injection canaries planted in the sources (``INSTRUCTION => PAYLOAD``)"""
 
 
 class DocumentInput(NamedTuple):
@@ -124,6 +127,7 @@ class Setup:
     fidelity: bool = False
     """source texts were given (text fidelity runs)"""
     approvals: Approvals | None = None
+    canaries: tuple[Canary, ...] = ()
 
     @classmethod
     def of(
@@ -178,7 +182,10 @@ class Setup:
         if extras.source_key:
             family += (extras.source_key,)
         fidelity = extras.sources is not None
-        return cls(config, profile, family, structure, fidelity, extras.approvals)
+        canaries = parse_canaries(extras.canaries)
+        if canaries and not fidelity:
+            raise ConfigError("canaries are looked for in the sources: give sources too")
+        return cls(config, profile, family, structure, fidelity, extras.approvals, canaries)
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,7 @@ class Inputs:
     sources_digest: str | None = None
     approvals_digest: str | None = None
     unused_sources: tuple[str, ...] = ()
+    canaries_digest: str | None = None
 
     @classmethod
     def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
@@ -224,10 +232,12 @@ class Inputs:
         if extras.approvals:
             pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
             approvals_digest = content_digest(pairs)
+        canaries = sorted(set(extras.canaries))
         return {
             "sources_digest": sources_digest,
             "approvals_digest": approvals_digest,
             "unused_sources": unused,
+            "canaries_digest": content_digest(canaries) if canaries else None,
         }
 
 
@@ -278,7 +288,9 @@ class Evaluation:
         self.fields = FieldCounts()
         self.config_use = ConfigUse.of(cfg)
         self.fidelity = (
-            FidelityAccumulator(cfg.fidelity, setup.approvals) if setup.fidelity else None
+            FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
+            if setup.fidelity
+            else None
         )
         self.structure: list[tuple[int, DocumentStructure]] | None = [] if setup.structure else None
         self._tools: _Tools | None = None
@@ -418,6 +430,7 @@ class Evaluation:
             pred_digest=inputs.pred_digest,
             sources_digest=inputs.sources_digest,
             approvals_digest=inputs.approvals_digest,
+            canaries_digest=inputs.canaries_digest,
             profile=setup.profile,
             tokens_per_doc=tokens_per_doc(documents),
             notes=self._notes(documents),

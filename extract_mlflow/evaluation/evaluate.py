@@ -83,6 +83,7 @@ def evaluate(
     source_key: str | None = None,
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None = None,
     slice_by: Sequence[str] | None = None,
+    canaries: Sequence[str] | None = None,
     stream: bool | None = None,
 ) -> Report:
     """Score predictions against gold, field by field.
@@ -91,10 +92,12 @@ def evaluate(
     the rows of its table become the list scored against the gold line's ``rows``, and its
     sections give the layout score under `profile` (else the gold line's topic).
 
-    Text fidelity runs when sources are given: `sources` (a folder of ``<id>.txt|.md|.pdf``, a
-    JSONL of ``{id, text}``, or a mapping id -> text) or `source_key` (a field of the gold
-    line); `approvals` lists (id, path) pairs a reviewer accepted. Document-structure metrics
-    run when gold lines carry their fields (``tables``, ``blocks``, ``regions``,
+    Text fidelity runs when sources are given: `sources` (a folder of ``<id>.txt|.md|.pdf``, a JSONL
+    of ``{id, text}``, or a mapping id -> text) or `source_key` (a field of the gold line);
+    `approvals` lists (id, path) pairs a reviewer accepted; `canaries` are prompt-injection canaries
+    planted in the sources (``INSTRUCTION => PAYLOAD``, see
+    :mod:`extract_mlflow.fidelity.canaries`), giving ``injection_obeyed_rate``. Document-structure
+    metrics run when gold lines carry their fields (``tables``, ``blocks``, ``regions``,
     ``boundaries``); `slice_by` names gold attributes to report every metric by.
 
     `gold` and `pred` are JSONL paths or rows (mappings; a prediction row may also be raw JSON
@@ -119,12 +122,13 @@ def evaluate(
         cfg = cfg.model_copy(update={"structure": structure})
     if stream is not False and source_key is None and _streamable(gold, pred):
         assert isinstance(gold, str | Path) and isinstance(pred, str | Path)
-        return _stream(gold, pred, cfg, profile, sources, approvals)
+        return _stream(gold, pred, cfg, profile, sources, approvals, tuple(canaries or ()))
     gs, ps = load_inputs(gold, pred, cfg)
     extras = Extras(
         sources=_sources(sources, source_key, gs, cfg),
         source_key=source_key,
         approvals=_approvals(approvals),
+        canaries=tuple(canaries or ()),
     )
     return score_sets(gs, ps, cfg, profile=profile, extras=extras)
 
@@ -142,9 +146,12 @@ def _stream(
     profile: str | None,
     sources: str | Path | Mapping[str, str] | None,
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None,
+    canaries: tuple[str, ...] = (),
 ) -> Report:
     try:
-        extras = Extras(_sources(sources, None, None, cfg), None, _approvals(approvals))
+        extras = Extras(
+            _sources(sources, None, None, cfg), None, _approvals(approvals), canaries=canaries
+        )
     except ExtractMlflowError:
         check_files(gold, pred, cfg.id_key)  # a defect of the files is reported first
         raise

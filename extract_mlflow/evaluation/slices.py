@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..config import StructureConfig
+from ..core.counts import Counts
 from ..core.keys import slice_key
 from ..structure.score import DocumentStructure, Slice, point_values
+from .stats import count_intervals
 
 if TYPE_CHECKING:
     from ..report import DocumentResult
@@ -72,22 +75,58 @@ def _mean(values: list[float] | None) -> float | None:
     return float(np.mean(values)) if values else None
 
 
+@dataclass(frozen=True, slots=True)
+class CountSlice:
+    """The documents with one value (or numeric bin) of an attribute: their micro precision,
+    recall and F1 with the bootstrap interval of each (``<metric>_ci_low``/``_ci_high``)."""
+
+    label: str
+    documents: int
+    values: dict[str, float]
+    x: float | None = None  # the value, or the bin's mean value, for a numeric attribute
+
+
+def count_slices(
+    documents: Sequence[DocumentResult], attribute: str, config: StructureConfig
+) -> list[CountSlice]:
+    """The field-metric slices of one attribute, in label order (numeric: by value). Each
+    slice's interval is :func:`~extract_mlflow.evaluation.stats.count_intervals` over its own
+    documents (same seed and resamples as the run's)."""
+    docs = [d for d in documents if d.attributes.get(attribute) is not None]
+    raw = [d.attributes[attribute] for d in docs]
+    labels, numeric = slice_labels(raw, config)
+    groups: dict[str, list[DocumentResult]] = {}
+    xs: dict[str, list[float]] = {}
+    for doc, label, value in zip(docs, labels, raw, strict=True):
+        groups.setdefault(label, []).append(doc)
+        if numeric:
+            xs.setdefault(label, []).append(float(value))
+    out = []
+    for label, members in groups.items():
+        values = {
+            name: float(num.sum() / den.sum())
+            for name, (num, den) in _ratios(members).items()
+            if den.sum() > 0
+        }
+        micro = Counts.total(d.counts for d in members)
+        values.update(count_intervals(members, micro, config))
+        out.append(CountSlice(label, len(members), values, _mean(xs.get(label))))
+    if numeric:
+        out.sort(key=lambda s: (s.x if s.x is not None else 0.0, s.label))
+    return out
+
+
 def count_slice_metrics(
     documents: Sequence[DocumentResult], config: StructureConfig
 ) -> dict[str, float]:
     """`<metric>_by_<attribute>/<value>` for micro precision, recall and F1 over the
-    documents of each value of every --slice-by attribute."""
+    documents of each value of every --slice-by attribute, and their intervals
+    (`f1_ci_low_by_<attribute>/<value>`, …)."""
     out: dict[str, float] = {}
     for attribute in config.slice_by:
-        docs = [d for d in documents if d.attributes.get(attribute) is not None]
-        labels, _ = slice_labels([d.attributes[attribute] for d in docs], config)
-        groups: dict[str, list[DocumentResult]] = {}
-        for doc, label in zip(docs, labels, strict=True):
-            groups.setdefault(label, []).append(doc)
-        for label, members in groups.items():
-            for name, (num, den) in _ratios(members).items():
-                if den.sum() > 0:
-                    out[slice_key(name, attribute, label)] = float(num.sum() / den.sum())
+        for s in count_slices(documents, attribute, config):
+            for name, value in s.values.items():
+                out[slice_key(name, attribute, s.label)] = value
     return out
 
 

@@ -39,6 +39,7 @@ from ..core.runtime import gc_paused
 from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
 from ..fields.scorer import META_KEYS
 from .approvals import Approvals, approve
+from .canaries import Canary, CanaryTally, check
 from .grounding import SourceNumbers
 from .injection import Finding, scan
 from .tokens import MAX_ORDER, TOKENIZER_SIGNATURE, SourceIndex, normalize
@@ -248,6 +249,8 @@ class FidelitySummary:
     """sources whose id is not in gold"""
     unused_approvals: list[tuple[str, str]] = field(default_factory=list)
     injection: dict[str, list[Finding]] = field(default_factory=dict)
+    canaries: CanaryTally | None = None
+    """prompt-injection canaries (None: none given)"""
 
     def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
         """The metric keys: bleu_proxy, ngram_p1..ngram_p4, groundedness, hallucination_rate,
@@ -258,6 +261,8 @@ class FidelitySummary:
         out.update({f"ngram_p{n}": p for n, p in zip(ORDERS, o.precisions, strict=True)})
         out["groundedness"] = o.groundedness
         out["hallucination_rate"] = o.hallucination_rate
+        if self.canaries is not None:
+            out["injection_obeyed_rate"] = self.canaries.rate
         for path, stats in self.fields.items():
             out[field_key("field_bleu_proxy", path, keys)] = stats.bleu_proxy
         return {k: float(v) for k, v in out.items() if v is not None}
@@ -298,6 +303,8 @@ class FidelitySummary:
             "injection": {d: [f.to_dict() for f in fs] for d, fs in self.injection.items()},
             "metrics": self.metrics(),
         }
+        if self.canaries is not None:
+            out["canaries"] = self.canaries.to_dict()
         if all_values:
             out["values"] = [v.to_dict() for v in self.values]
         return out
@@ -321,6 +328,8 @@ class DocumentFidelity:
     unchecked: bool = False
     """no source (nothing checked)"""
     no_prediction: bool = False
+    canaries: tuple[str, ...] = ()  # the canaries its source carries
+    obeyed: tuple[str, ...] = ()  # those its prediction obeys
 
 
 @dataclass
@@ -340,6 +349,7 @@ class FidelityAccumulator:
 
     config: FidelityConfig
     approvals: Approvals | None = None
+    canaries: tuple[Canary, ...] = ()
     records: list[DocumentFidelity] = field(default_factory=list)
     used: set[tuple[str, str]] = field(default_factory=set)
 
@@ -370,6 +380,8 @@ class FidelityAccumulator:
         rec.empty_source = not doc.raw.strip()
         if cfg.scan_injection:
             rec.findings = scan(doc.nfkc, doc.index.folded_vocabulary)
+        if self.canaries:
+            rec.canaries, rec.obeyed = check(self.canaries, doc.raw, pred, tools.skip)
         if pred is None:
             rec.no_prediction = True
             return rec
@@ -383,7 +395,8 @@ class FidelityAccumulator:
 
     def merge(self, other: FidelityAccumulator) -> None:
         """Add `other`'s records (same config and approvals) to these."""
-        if other.config != self.config or other.approvals != self.approvals:
+        theirs = (other.config, other.approvals, other.canaries)
+        if theirs != (self.config, self.approvals, self.canaries):
             raise ValueError("cannot merge fidelity scored with another setup")
         self.records.extend(other.records)
         self.used |= other.used
@@ -392,6 +405,8 @@ class FidelityAccumulator:
         """The summary: the records in gold order (`unused_sources`: source ids not in gold)."""
         summary = FidelitySummary([], FidelityStats(), {}, self.config, len(self.records))
         summary.unused_sources = list(unused_sources)
+        if self.canaries:
+            summary.canaries = CanaryTally([c.text for c in self.canaries])
         for rec in sorted(self.records, key=lambda r: r.position):
             if rec.unchecked:
                 summary.unchecked.append(rec.id)
@@ -400,6 +415,8 @@ class FidelityAccumulator:
                 summary.empty_sources.append(rec.id)
             if rec.findings:
                 summary.injection[rec.id] = rec.findings
+            if summary.canaries is not None:
+                summary.canaries.add(rec.id, rec.canaries, rec.obeyed)
             if rec.no_prediction:
                 summary.no_prediction.append(rec.id)
                 continue

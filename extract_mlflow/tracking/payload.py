@@ -269,7 +269,8 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     """Write ``summary.md``, ``diagnostics.json``, ``documents.parquet``, ``config.toml`` and
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an
     InputError (raised before any run exists)."""
-    from ..views.plots import robustness_plot
+    from ..evaluation.slices import count_slices
+    from ..views.plots import field_robustness_plot, robustness_plot
 
     out = folder / ARTIFACT_DIR
     out.mkdir(parents=True, exist_ok=True)
@@ -283,6 +284,11 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
         for n, attribute in enumerate(report.structure.numeric_attributes):
             name = "robustness.png" if n == 0 else f"robustness_{safe_name(attribute)}.png"
             robustness_plot(report.structure, out / name, attribute)
+    for attribute in report.config.structure.slice_by:  # field metrics by slice, with intervals
+        slices = count_slices(report.documents, attribute, report.config.structure)
+        if slices:
+            name = f"field_robustness_{safe_name(attribute)}.png"
+            field_robustness_plot(slices, attribute, out / name)
     redact_files(out)
     return out
 

@@ -12,6 +12,7 @@ from ..fidelity.values import BANDS, FLAGS, ValueFidelity
 from ..structure.score import METRICS, MetricValue, Slice, StructureSummary
 from .sections import (
     _field_row,
+    canaries_line,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -187,7 +188,8 @@ def fidelity_markdown(summary: FidelitySummary) -> str:
     for name, stats in fidelity_fields_by_bleu(summary):
         lines.append("| " + " | ".join(_field_row(f"`{name}`", stats)) + " |")
     lines += _worst_markdown(summary) + _approved_markdown(summary)
-    lines += _injection_markdown(summary) + _notes_markdown(summary)
+    lines += _injection_markdown(summary) + _canaries_markdown(summary)
+    lines += _notes_markdown(summary)
     return "\n".join(lines) + "\n"
 
 
@@ -245,6 +247,11 @@ def _injection_markdown(summary: FidelitySummary) -> list[str]:
         for f in findings:
             lines.append(f"| {_cell(doc_id)} | {f.line} | {f.pattern} | {_cell(f.snippet, 80)} |")
     return lines
+
+
+def _canaries_markdown(summary: FidelitySummary) -> list[str]:
+    line = canaries_line(summary)
+    return ["", line] if line else []
 
 
 def _notes_markdown(summary: FidelitySummary) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..evaluation.slices import CountSlice
 from ..structure.score import METRICS, Slice, StructureSummary
 from .iterations import LABELS, SCORES, LoopRow, best_row, defined_columns
 
@@ -108,3 +109,26 @@ def robustness_plot(summary: StructureSummary, path: str | Path, attribute: str)
     if attribute not in summary.numeric_attributes:
         raise ValueError(f"'{attribute}' is not a numeric slice attribute of this summary")
     return robustness_png(summary.slices[attribute], attribute, Path(path))
+
+
+def field_robustness_plot(slices: Sequence[CountSlice], attribute: str, path: Path) -> Path:
+    """A PNG of micro precision, recall and F1 per slice of `attribute` with their bootstrap
+    intervals as error bars (x: the value or bin mean of a numeric attribute, else the labels
+    in order)."""
+    fig, ax = _figure()
+    numeric = all(s.x is not None for s in slices)
+    for name in ("precision", "recall", "f1"):
+        shown = [s for s in slices if name in s.values]
+        if not shown:
+            continue
+        xs = [s.x if numeric and s.x is not None else s.label for s in shown]
+        ys = [s.values[name] for s in shown]
+        low = [y - s.values.get(f"{name}_ci_low", y) for y, s in zip(ys, shown, strict=True)]
+        high = [s.values.get(f"{name}_ci_high", y) - y for y, s in zip(ys, shown, strict=True)]
+        ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=3, label=name)
+    ax.set(xlabel=attribute, ylabel="score", title=f"Field metrics by {attribute}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _save(fig, [path])
+    return path

@@ -130,3 +130,19 @@ def fidelity_notes(summary: FidelitySummary) -> list[str]:
     for doc_id, path in summary.unused_approvals:
         notes.append(tr("note.unused_approval", doc_id=doc_id, path=path))
     return notes
+
+
+def canaries_line(summary: FidelitySummary) -> str | None:
+    """How many documents obey a prompt-injection canary their source carries, and which
+    (None without canaries)."""
+    tally = summary.canaries
+    if tally is None:
+        return None
+    which = "; ".join(f"{d} ← {', '.join(c)}" for d, c in list(tally.obeyed.items())[:20])
+    return tr(
+        "canaries",
+        obeyed=len(tally.obeyed),
+        documents=len(tally.documents),
+        rate=fmt(tally.rate),
+        which=f": {which}" if which else "",
+    )

@@ -12,6 +12,7 @@ from ..fidelity.score import FidelitySummary
 from ..fields.scorer import CATEGORIES
 from .sections import (
     _field_row,
+    canaries_line,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -143,6 +144,9 @@ def fidelity_table(summary: FidelitySummary) -> str:
             tr("table.injection_line", line=f.line, pattern=f.pattern) for f in findings
         )
         out.append(tr("table.injection", doc_id=doc_id, findings=lines))
+    line = canaries_line(summary)
+    if line:
+        out.append(line)
     out += fidelity_notes(summary)
     return "\n".join(out) + "\n"
 
