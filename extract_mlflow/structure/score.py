@@ -17,6 +17,7 @@ teds_s_normalized   Σ table-slot scores (normalised)  table slots
 header_association  gold columns associated           gold columns
 reading_order       ROAcc                             1 (a document with blocks)
 kendall_tau         tau                               1 (≥ 2 common blocks)
+continuity          page-break links kept             gold page-break links (blocks with pages)
 anls                Σ region scores                   gold regions
 boundary_precision  TP                                TP + FP
 boundary_recall     TP                                TP + FN
@@ -28,7 +29,8 @@ keys (``teds_normalized``, ``teds_s_normalized``) and ``teds``/``teds_s`` are no
 the two definitions never share a key.
 
 So ``teds`` is the mean over tables, ``anls`` the mean over gold regions, ``reading_order`` and
-``kendall_tau`` means over documents, and the boundary scores micro-averaged.
+``kendall_tau`` means over documents, ``continuity`` pooled over the page breaks of every
+document, and the boundary scores micro-averaged.
 
 The summary over a run — headline values with their bootstrap intervals, and the slices by gold
 attributes — is computed by :mod:`extract_mlflow.evaluation.structure`.
@@ -66,6 +68,7 @@ METRICS: tuple[str, ...] = (
     "header_association",
     "reading_order",
     "kendall_tau",
+    "continuity",
     "anls",
     "boundary_precision",
     "boundary_recall",
@@ -137,7 +140,9 @@ def _reading_stats(reading: ReadingOrderResult | None) -> dict[str, tuple[float,
     if reading is None:
         return {}
     pairs = {"reading_order": reading.roacc, "kendall_tau": reading.kendall_tau}
-    return {k: (v, 1.0) for k, v in pairs.items() if v is not None}
+    out = {k: (v, 1.0) for k, v in pairs.items() if v is not None}
+    out["continuity"] = (float(reading.links_kept), float(reading.cross_page_links))
+    return out
 
 
 def _pred_field(pred: Mapping[str, Any] | None, key: str) -> Any:
