@@ -22,12 +22,12 @@ def _paged(*pages: str) -> list[dict[str, Any]]:
     return [{"id": b, "page": n} for n, page in enumerate(pages, 1) for b in page]
 
 
-GOLD = [
+GOLD: list[dict[str, Any]] = [
     {"id": "d1", "layout": "paged", "blocks": _paged("ab", "cd", "e")},  # links b→c, d→e
     {"id": "d2", "layout": "paged", "blocks": _paged("x", "y")},  # link x→y
     {"id": "d3", "layout": "flat", "blocks": ["p", "q"]},  # no pages: no link
 ]
-PRED = [
+PRED: list[dict[str, Any]] = [
     {"id": "d1", "blocks": list("abced")},  # b→c kept, d→e not: 1/2
     {"id": "d2", "blocks": ["y", "x"]},  # x is last: 0/1
     {"id": "d3", "blocks": ["q", "p"]},
@@ -51,7 +51,10 @@ def test_hand_computed_document_and_run_values() -> None:
 
 
 def test_no_pages_no_metric() -> None:
-    gold = [{"id": "a", "blocks": ["p", "q"]}, {"id": "b", "blocks": _paged("pq")}]
+    gold: list[dict[str, Any]] = [
+        {"id": "a", "blocks": ["p", "q"]},
+        {"id": "b", "blocks": _paged("pq")},
+    ]
     m = evaluate(gold, [{"id": "a", "blocks": ["p", "q"]}]).metrics()
     assert "reading_order" in m
     assert not any(k.startswith("continuity") for k in m)
@@ -65,7 +68,7 @@ def test_continuity_is_gateable() -> None:
 
 
 def _kept_by_hand(gold: list[Block], pred: list[str]) -> tuple[int, int]:
-    first = {}
+    first: dict[str, int] = {}
     for i, b in enumerate(pred):
         first.setdefault(b, i)
     links = [(a.id, b.id) for a, b in pairwise(gold) if a.page != b.page]
