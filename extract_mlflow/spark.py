@@ -408,6 +408,7 @@ def evaluate(
     sources: str | Path | Mapping[str, str] | None = None,
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None = None,
     slice_by: Sequence[str] | None = None,
+    canaries: Sequence[str] | None = None,
 ) -> Report:
     """Score predictions against gold on Spark: the same :class:`Report` as
     :func:`extract_mlflow.evaluate` (counts, F1 per field, intervals with the same seed).
@@ -427,9 +428,9 @@ def evaluate(
     copy of the file carry another digest.
 
     `spark` is the session to use (else the active one, else a new one on `master`, default
-    ``local[*]``, stopped at the end). `sources` (a folder or JSONL read on the driver, or a
-    mapping) and `approvals` are as in :func:`extract_mlflow.evaluate`; a gold field as the
-    source text (``source_key``) is not supported by this engine. Lines over 16 MiB are parse
+    ``local[*]``, stopped at the end). `sources` (a folder or JSONL read on the driver, or
+    a mapping), `approvals`, `canaries` are as in :func:`extract_mlflow.evaluate`; a gold
+    field as the source text (``source_key``) is not supported by this engine. Lines over 16 MiB are parse
     failures as locally; a line that is not valid UTF-8 is decoded by Spark (with U+FFFD).
     """
     cfg = _config(config, id_key, text_key, slice_by)
@@ -438,15 +439,17 @@ def evaluate(
         own = spark is None and _pyspark().SparkSession.getActiveSession() is None
         spark = session(master) if own else spark or _pyspark().SparkSession.getActiveSession()
         try:
-            return _evaluate(spark, gold, pred, cfg, profile, sources, approvals)
+            extras = (sources, approvals, tuple(canaries or ()))
+            return _evaluate(spark, gold, pred, cfg, profile, extras)
         finally:
             if own:
                 spark.stop()
 
 
 def _evaluate(
-    spark: Any, gold: Any, pred: Any, cfg: Config, profile: str | None, sources: Any, approvals: Any
+    spark: Any, gold: Any, pred: Any, cfg: Config, profile: str | None, given: tuple[Any, ...]
 ) -> Report:
+    sources, approvals, canaries = given
     from pyspark import StorageLevel
 
     keep, id_key = StorageLevel.MEMORY_AND_DISK, cfg.id_key
@@ -470,7 +473,7 @@ def _evaluate(
         unattributed, carried, empty = _check_predictions(pred_rows, pnamed)
         src = load_sources(sources, id_key=id_key) if isinstance(sources, str | Path) else sources
         apps = load_approvals(approvals) if isinstance(approvals, str | Path) else approvals
-        extras = Extras(sources=src, approvals=apps)
+        extras = Extras(sources=src, approvals=apps, canaries=canaries)
         witness = (
             GoldSet({"": dict.fromkeys(structure)}),
             PredictionSet({"": dict.fromkeys(carried)}),
