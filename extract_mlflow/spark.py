@@ -430,8 +430,8 @@ def evaluate(
     `spark` is the session to use (else the active one, else a new one on `master`, default
     ``local[*]``, stopped at the end). `sources` (a folder or JSONL read on the driver, or
     a mapping), `approvals`, `canaries` are as in :func:`extract_mlflow.evaluate`; a gold
-    field as the source text (``source_key``) is not supported by this engine. Lines over 16 MiB are parse
-    failures as locally; a line that is not valid UTF-8 is decoded by Spark (with U+FFFD).
+    field as the source text (``source_key``) is not supported by this engine. Lines over 16
+    MiB are parse failures as locally; a line that is not valid UTF-8 is decoded by Spark.
     """
     cfg = _config(config, id_key, text_key, slice_by)
     with warnings.catch_warnings():  # pyspark's notice about the pandas version
