@@ -73,6 +73,14 @@ def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
         metavar="URL",
         help="Spark master of --engine spark (default: local[*]), e.g. local[2].",
     )(func)
+    func = click.option(
+        "--workers",
+        type=int,
+        default=1,
+        show_default=True,
+        metavar="N",
+        help="Score in N processes and merge (0: one per core); the same report as 1.",
+    )(func)
     return click.option(
         "--engine",
         type=click.Choice(["local", "spark"]),
@@ -161,6 +169,7 @@ def score(
     register: str | None,
     engine: str,
     spark_master: str | None,
+    workers: int,
     fmt: str,
     out: Path | None,
 ) -> None:
@@ -177,15 +186,9 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
-    report = scored_report(
-        gold,
-        pred,
-        config_path,
-        strict,
-        _pick(options, (*EVALUATE_OPTIONS, "canaries")),
-        engine=engine,
-        spark_master=spark_master,
-    )
+    evaluating = _pick(options, (*EVALUATE_OPTIONS, "canaries", "workers"))
+    engine_options = _pick(options, ("engine", "spark_master"))
+    report = scored_report(gold, pred, config_path, strict, evaluating, **engine_options)
     failures = check_report(report, min_f1, field_min)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:

@@ -34,6 +34,8 @@ def scored_report(
 
         if options.pop("source_key", None) is not None:
             raise ConfigError("--source-key is not supported by --engine spark; use --sources")
+        if options.pop("workers", 1) != 1:
+            raise ConfigError("--workers is for --engine local (Spark has its own executors)")
         report = spark_evaluate(gold, pred, config_path, master=spark_master, **options)
     else:
         from .evaluation.evaluate import evaluate

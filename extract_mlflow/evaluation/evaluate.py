@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +90,7 @@ def evaluate(
     slice_by: Sequence[str] | None = None,
     canaries: Sequence[str] | None = None,
     stream: bool | None = None,
+    workers: int = 1,
 ) -> Report:
     """Score predictions against gold, field by field.
 
@@ -109,20 +115,18 @@ def evaluate(
     documents beyond a few tens of bytes each. The report is the one loading both files gives,
     except that its documents do not keep their per-document mistakes; ``stream=False``
     loads and keeps everything (rows, loaded sets and ``source_key`` are never streamed).
+    A streamed pass scores in `workers` processes (``0``: one per core) and merges their parts:
+    the same report as one process.
 
     >>> r = evaluate([{"id": 1, "total": 10}], [{"id": 1, "total": "10.00"}])
     >>> r.micro.f1
     1.0
     """
-    cfg = resolve_config(config, id_key)
-    if text_key is not None and text_key != cfg.text_key:
-        cfg = cfg.model_copy(update={"text_key": text_key})
-    if slice_by:
-        structure = cfg.structure.model_copy(update={"slice_by": tuple(slice_by)})
-        cfg = cfg.model_copy(update={"structure": structure})
+    workers = resolve_workers(workers)
+    cfg = _configured(resolve_config(config, id_key), text_key, slice_by)
     if stream is not False and source_key is None and _streamable(gold, pred):
         assert isinstance(gold, str | Path) and isinstance(pred, str | Path)
-        return _stream(gold, pred, cfg, profile, sources, approvals, tuple(canaries or ()))
+        return _stream(gold, pred, cfg, profile, sources, approvals, canaries, workers)
     gs, ps = load_inputs(gold, pred, cfg)
     extras = Extras(
         sources=_sources(sources, source_key, gs, cfg),
@@ -131,6 +135,16 @@ def evaluate(
         canaries=tuple(canaries or ()),
     )
     return score_sets(gs, ps, cfg, profile=profile, extras=extras)
+
+
+def _configured(cfg: Config, text_key: str | None, slice_by: Sequence[str] | None) -> Config:
+    """`cfg` with the `text_key` and `slice_by` of the call, when given."""
+    if text_key is not None and text_key != cfg.text_key:
+        cfg = cfg.model_copy(update={"text_key": text_key})
+    if slice_by:
+        structure = cfg.structure.model_copy(update={"slice_by": tuple(slice_by)})
+        cfg = cfg.model_copy(update={"structure": structure})
+    return cfg
 
 
 def _streamable(gold: GoldInput, pred: PredInput) -> bool:
@@ -146,16 +160,20 @@ def _stream(
     profile: str | None,
     sources: str | Path | Mapping[str, str] | None,
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None,
-    canaries: tuple[str, ...] = (),
+    canaries: Sequence[str] | None = None,
+    workers: int = 1,
 ) -> Report:
     try:
         extras = Extras(
-            _sources(sources, None, None, cfg), None, _approvals(approvals), canaries=canaries
+            _sources(sources, None, None, cfg),
+            None,
+            _approvals(approvals),
+            canaries=tuple(canaries or ()),
         )
     except ExtractMlflowError:
         check_files(gold, pred, cfg.id_key)  # a defect of the files is reported first
         raise
-    return score_files(gold, pred, cfg, profile=profile, extras=extras)
+    return score_files(gold, pred, cfg, profile=profile, extras=extras, workers=workers)
 
 
 def _approvals(
@@ -216,12 +234,16 @@ def score_files(
     *,
     profile: str | None = None,
     extras: Extras | None = None,
+    workers: int = 1,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
     the setup from a prescan, the documents joined on id as they are read
     (:class:`~extract_mlflow.io.stream.JoinedStream`), one compact
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
-    report, errors and messages as :func:`score_sets` on the loaded files."""
+    report, errors and messages as :func:`score_sets` on the loaded files.
+
+    With `workers` > 1 this process reads and joins; batches of documents are scored in
+    that many processes, each into a fresh compact part, merged here in batch order."""
     extras = extras or Extras()
     joined = JoinedStream(gold, pred, config.id_key)
     try:
@@ -232,12 +254,20 @@ def score_files(
     run = Evaluation(setup, sink=CountsSpill())
     sources = extras.sources
     with_source: list[str] = []
-    with gc_paused():
-        for j in joined:
+
+    def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
+        for j in stream:
             source = sources.get(j.id) if sources is not None else None
             if source is not None:
                 with_source.append(j.id)
-            run.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source))
+            yield DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source)
+
+    with gc_paused():
+        if workers > 1:
+            _score_in_workers(run, documents(joined), workers)
+        else:
+            for doc in documents(joined):
+                run.update(doc)
     summary = joined.summary
     del joined  # its id hashes and offsets: not needed for the result
     inputs = Inputs(
@@ -250,3 +280,68 @@ def score_files(
         **Inputs.extras_facts(extras, set(with_source)),
     )
     return run.result(inputs)
+
+
+_BATCH = 1000
+"""documents per task of a worker process"""
+
+
+def resolve_workers(workers: int) -> int:
+    """The number of processes `workers` asks for (``0``: one per core)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ConfigError(f"workers must be 0 (one per core) or a positive number, not {workers}")
+    return workers or os.cpu_count() or 1
+
+
+_worker_setup: Setup | None = None
+
+
+def _start_worker(setup: Setup) -> None:
+    """A worker's initializer: the setup of every task; Ctrl-C is the main process's to
+    handle (it stops the pass with one message), not every worker's."""
+    global _worker_setup
+    _worker_setup = setup
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _score_batch(batch: list[DocumentInput]) -> Evaluation:
+    """A worker's task: a fresh compact part with `batch` scored into it."""
+    assert _worker_setup is not None
+    part = Evaluation(_worker_setup, sink=CountsSpill())
+    with gc_paused():
+        for doc in batch:
+            part.update(doc)
+    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
+    return part
+
+
+def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
+    batch: list[DocumentInput] = []
+    for doc in docs:
+        batch.append(doc)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _score_in_workers(run: Evaluation, docs: Iterator[DocumentInput], workers: int) -> None:
+    """Score `docs` in `workers` processes into `run`: at most two batches per worker in
+    flight (bounded memory), the parts merged in batch order."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start_worker, initargs=(run.setup,)
+    ) as pool:
+        pending: deque[Future[Evaluation]] = deque()
+        try:
+            for batch in _batches(docs, _BATCH):
+                pending.append(pool.submit(_score_batch, batch))
+                if len(pending) >= 2 * workers:
+                    run.merge(pending.popleft().result())
+            while pending:
+                run.merge(pending.popleft().result())
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
