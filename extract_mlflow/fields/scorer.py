@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 
 from ..config import Config
 from ..core.paths import (
@@ -442,6 +443,11 @@ class FieldScorer:
         return self.comparators.for_leaf(ipath, rep)
 
 
-def canonical(value: Any) -> str:
-    """A list item as canonical JSON text (keys sorted): equal items, equal text."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+def canonical(value: Any) -> bytes:
+    """A list item as canonical JSON (keys sorted): equal items, equal bytes. orjson is ~10×
+    faster than the json module here; an integer beyond 64 bits makes it refuse, and then the
+    json module writes the item (either way the key is total and depends on content only)."""
+    try:
+        return b"o" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:
+        return b"j" + json.dumps(value, sort_keys=True, default=str).encode("utf-8")
