@@ -9,9 +9,9 @@ equal-count bins labelled ``low-high``; documents lacking the attribute are in n
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -54,19 +54,36 @@ def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str]
     return [_label(v) for v in raw], numeric
 
 
+class _Attributed(Protocol):
+    @property
+    def attributes(self) -> Mapping[str, Any]: ...
+
+
+_D = TypeVar("_D", bound=_Attributed)
+
+
+def _grouped(
+    documents: Sequence[_D], attribute: str, config: StructureConfig
+) -> tuple[dict[str, list[_D]], dict[str, list[float]], bool]:
+    """The documents having `attribute`, grouped by slice label (first-seen order); the
+    values of each group when the attribute is numeric; whether it is."""
+    present = [d for d in documents if d.attributes.get(attribute) is not None]
+    raw = [d.attributes[attribute] for d in present]
+    labels, numeric = slice_labels(raw, config)
+    groups: dict[str, list[_D]] = {}
+    xs: dict[str, list[float]] = {}
+    for doc, label, value in zip(present, labels, raw, strict=True):
+        groups.setdefault(label, []).append(doc)
+        if numeric:
+            xs.setdefault(label, []).append(float(value))
+    return groups, xs, numeric
+
+
 def slice_documents(
     documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
 ) -> list[Slice]:
     """The slices of the documents by one attribute (documents lacking it are in none)."""
-    present = [d for d in documents if d.attributes.get(attribute) is not None]
-    raw = [d.attributes[attribute] for d in present]
-    keys, numeric = slice_labels(raw, config)
-    groups: dict[str, list[DocumentStructure]] = {}
-    xs: dict[str, list[float]] = {}
-    for doc, key, value in zip(present, keys, raw, strict=True):
-        groups.setdefault(key, []).append(doc)
-        if numeric:
-            xs.setdefault(key, []).append(float(value))
+    groups, xs, numeric = _grouped(documents, attribute, config)
     order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
     return [Slice(k, len(groups[k]), point_values(groups[k]), _mean(xs.get(k))) for k in order]
 
@@ -92,15 +109,7 @@ def count_slices(
     """The field-metric slices of one attribute, in label order (numeric: by value). Each
     slice's interval is :func:`~extract_mlflow.evaluation.stats.count_intervals` over its own
     documents (same seed and resamples as the run's)."""
-    docs = [d for d in documents if d.attributes.get(attribute) is not None]
-    raw = [d.attributes[attribute] for d in docs]
-    labels, numeric = slice_labels(raw, config)
-    groups: dict[str, list[DocumentResult]] = {}
-    xs: dict[str, list[float]] = {}
-    for doc, label, value in zip(docs, labels, raw, strict=True):
-        groups.setdefault(label, []).append(doc)
-        if numeric:
-            xs.setdefault(label, []).append(float(value))
+    groups, xs, numeric = _grouped(documents, attribute, config)
     out = []
     for label, members in groups.items():
         values = {
