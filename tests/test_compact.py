@@ -89,6 +89,9 @@ def test_compact_partitions_merge_to_the_retaining_result(case: str, data: st.Da
             run.update(d)
         if data.draw(st.booleans(), label="pickled"):
             run = pickle.loads(pickle.dumps(run))
+        if data.draw(st.booleans(), label="counts as bytes (a Spark part)"):
+            assert isinstance(run.sink, CountsSpill)
+            run.sink = CountsSpill.from_portable(run.sink.portable())
         runs.append(run)
     order = data.draw(st.permutations(range(k)), label="merge order")
     merged = functools.reduce(Evaluation.merge, [runs[i] for i in order])

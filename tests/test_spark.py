@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from extract_mlflow.errors import InputError
@@ -158,6 +159,8 @@ def test_2000_messy_synthetic_documents_equal_the_local_engine(spark: Any, tmp_p
     assert want.intervals and len(want.documents) == 2000
     got = spark_evaluate(spark, str(gold), str(pred), slice_by=("batch",))
     assert_same(got, want)
+    for kind in ("counts", "document_fields"):  # read from the counts shipped as bytes
+        pd.testing.assert_frame_equal(got.to_frame(kind), want.to_frame(kind))
 
 
 def test_dataframes_equal_the_local_engine(spark: Any, tmp_path: Path) -> None:

@@ -98,6 +98,27 @@ class CountsSpill:
         self.__dict__.update(state)
         self._finalizers = [weakref.finalize(self, _remove, s.file) for s in self.segments]
 
+    def portable(self) -> list[tuple[list[str], bytes]]:
+        """The spill's entries as plain bytes (per segment: its paths and its file's bytes),
+        to rebuild it in another process or on another machine (:meth:`from_portable`): a
+        Spark executor's temporary files are not the driver's."""
+        self.flush()
+        return [(list(s.paths), Path(s.file).read_bytes()) for s in self.segments]
+
+    @classmethod
+    def from_portable(
+        cls, parts: list[tuple[list[str], bytes]], folder: str | Path | None = None
+    ) -> CountsSpill:
+        """A spill holding `parts` (see :meth:`portable`), in this process's temporary files."""
+        spill = cls(folder)
+        for paths, data in parts:
+            other = cls(folder)
+            with open(other._own.file, "wb") as f:
+                f.write(data)
+            other._own.paths.extend(paths)
+            spill.merge(other)
+        return spill
+
     # -- reading back ----------------------------------------------------------------------
     def _entries(self, columns: dict[str, int]) -> Iterator[npt.NDArray[np.int64]]:
         """Every entry as (position, column, tp, fp, fn), the path as its index in `columns`."""

@@ -1,0 +1,250 @@
+"""The Spark engine's reading of its inputs: lines numbered as the local reader numbers them,
+digests, and the checks of gold and prediction lines (on the executors, then on the driver),
+each worded as the local loaders word it."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, InputError
+from ..io.loading import (
+    _RECOVER_CHARS,
+    MAX_LINE_BYTES,
+    _doc_id,
+    _LineError,
+    _Oversized,
+    _read_prediction,
+    gold_object,
+)
+
+INSTALL_HINT = "pip install 'extract-mlflow[spark]'"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_Raw = bytes | _Oversized
+
+
+@dataclass(frozen=True)
+class _Named:
+    """How one input is named in the report and in messages (a path, a URI or a DataFrame)."""
+
+    source: str
+    kind: str  # "gold" or "prediction"
+    rows: bool  # a DataFrame: "row N" (as in-memory rows), else "line N" of a file
+
+    def where(self, n: int) -> str:
+        return f"{self.kind} row {n}" if self.rows else f"{self.source}:{n}"
+
+    def unit(self) -> str:  # what a prediction's parse failure names
+        return "row" if self.rows else "line"
+
+
+def _pyspark() -> Any:
+    try:
+        import pyspark.sql
+    except ImportError:
+        raise ConfigError(f"the Spark engine needs pyspark: {INSTALL_HINT}") from None
+    return pyspark.sql
+
+
+# -- reading lines -----------------------------------------------------------------------------
+
+
+def _is_local(data: Any) -> bool:
+    return isinstance(data, Path) or (isinstance(data, str) and "://" not in data)
+
+
+def _lines(spark: Any, data: Any, kind: str) -> tuple[Any, _Named]:
+    """The input's lines as an RDD of str in order (None for a null row), and its name."""
+    if isinstance(data, str | Path):
+        local, p = _is_local(data), Path(data)
+        if local and not p.is_file():
+            what = "is a directory, expected a JSONL file" if p.is_dir() else "file not found"
+            raise InputError(f"{p}: {what}")
+        named = _Named(str(p) if local else str(data), kind, False)
+        uri = str(p.absolute()) if local else str(data)
+        try:
+            df = spark.read.option("lineSep", "\n").text(uri)
+        except Exception as exc:
+            if "PATH_NOT_FOUND" in str(exc) or "does not exist" in str(exc):
+                raise InputError(f"{named.source}: file not found") from None
+            raise
+        return df.rdd.map(lambda r: r[0]), named
+    sql = _pyspark()
+    if not isinstance(data, sql.DataFrame):
+        raise InputError(f"{kind}: expected a path or a Spark DataFrame, not {type(data).__name__}")
+    named = _Named("<dataframe>", kind, True)
+    fields = data.schema.fields
+    if len(fields) == 1 and fields[0].dataType.typeName() == "string":
+        return data.rdd.map(lambda r: r[0]), named
+    from pyspark.sql import functions as F
+
+    row = F.struct(*[F.col(f"`{c}`") for c in data.columns])
+    as_json = F.to_json(row, {"ignoreNullFields": "true"})
+    return data.select(as_json.alias("value")).rdd.map(lambda r: r[0]), named
+
+
+def _count(index: int, lines: Iterable[str | None]) -> Iterator[tuple[int, int, int]]:
+    n = used = 0
+    for i, text in enumerate(lines):
+        n += 1
+        used += _raw(text, first=index == 0 and i == 0) is not None
+    yield index, n, used
+
+
+def _raw(text: str | None, *, first: bool) -> _Raw | None:
+    """A line's bytes as the local reader sees them (None for a blank line): the UTF-8 BOM of
+    the first line dropped, the line end kept, an over-long line as _Oversized."""
+    if text is None:
+        return None
+    if first and text.startswith("\ufeff"):
+        text = text[1:]
+    raw = text.encode("utf-8", errors="surrogatepass")
+    if len(raw) > MAX_LINE_BYTES:
+        return _Oversized(raw[:_RECOVER_CHARS], len(raw))
+    return raw + b"\n" if raw.strip() else None
+
+
+def _number(index: int, lines: Iterable[str | None], starts: dict[int, tuple[int, int]]) -> Any:
+    line, position = starts[index]
+    for i, text in enumerate(lines):
+        line += 1
+        raw = _raw(text, first=index == 0 and i == 0)
+        if raw is not None:
+            yield line, position, raw
+            position += 1
+
+
+def _numbered(rdd: Any) -> Any:
+    """(line number from 1, position among the non-blank lines from 0, raw) per non-blank line,
+    in order (one counting job, as zipWithIndex does)."""
+    counts = sorted(rdd.mapPartitionsWithIndex(_count).collect())
+    starts: dict[int, tuple[int, int]] = {}
+    line = position = 0
+    for index, n, used in counts:
+        starts[index] = (line, position)
+        line, position = line + n, position + used
+    return rdd.mapPartitionsWithIndex(functools.partial(_number, starts=starts))
+
+
+# -- digests -----------------------------------------------------------------------------------
+
+
+def _digest(data: Any, lines: Any) -> str:
+    """sha256 of a local file's bytes (as the local engine); for a URI or a DataFrame, sha256
+    of its lines each followed by a line end, streamed through the driver (equal to the file's
+    digest when the file is UTF-8 with "\\n" line ends, no BOM and a final line end)."""
+    h = hashlib.sha256()
+    if _is_local(data):
+        with Path(data).open("rb") as f:
+            head = f.read(2)
+            if head in _UTF16_BOMS:
+                raise InputError(f"{Path(data)}: file is UTF-16 encoded; save it as UTF-8")
+            h.update(head)
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
+    for text in lines.toLocalIterator():
+        h.update((text or "").encode("utf-8", errors="surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+# -- checking the lines on the executors -------------------------------------------------------
+
+
+def _gold_rows(id_key: str, keys: tuple[str, ...], rows: Iterable[Any]) -> Iterator[Any]:
+    """(position, line, id or None, defect or None, structure keys present, raw) per line."""
+    for lineno, position, raw in rows:
+        try:
+            doc = gold_object(raw)
+            doc_id = _doc_id(doc, id_key)
+        except _LineError as exc:
+            yield position, lineno, None, str(exc), (), raw
+            continue
+        yield position, lineno, doc_id, None, tuple(k for k in keys if k in doc), raw
+
+
+def _gold_summary(rows: Iterable[Any]) -> Iterator[Any]:
+    """Per partition: (documents, earliest defect (line, why) or None, structure keys found)."""
+    n, defect, keys = 0, None, set()
+    for _, lineno, _, problem, present, _ in rows:
+        n += 1
+        if problem is not None and (defect is None or lineno < defect[0]):
+            defect = (lineno, problem)
+        keys.update(present)
+    yield n, defect, keys
+
+
+def _pred_rows(id_key: str, tops: tuple[str, ...], rows: Iterable[Any]) -> Iterator[Any]:
+    """(line, id or None, problem or None, slice attributes carried, raw) per line."""
+    for lineno, _, raw in rows:
+        doc_id, doc, problem = _read_prediction(raw, id_key)
+        carried = () if doc is None else tuple(t for t in tops if t in doc)
+        yield lineno, doc_id, problem, carried, raw
+
+
+def _pred_summary(rows: Iterable[Any]) -> Iterator[Any]:
+    """Per partition: (lines, unattributed (line, why), slice attributes carried)."""
+    n, unattributed, carried = 0, [], set()
+    for lineno, doc_id, problem, present, _ in rows:
+        n += 1
+        if doc_id is None:
+            unattributed.append((lineno, problem))
+        carried.update(present)
+    yield n, unattributed, carried
+
+
+def _first_repeat(pairs: Any) -> tuple[int, int, str] | None:
+    """(line of the earliest repeat, line of its first occurrence, id) among (id, line) pairs,
+    or None: where a reader going through the lines in order stops."""
+    repeats = pairs.groupByKey().flatMap(_repeat)
+    found = repeats.takeOrdered(1)
+    return found[0] if found else None
+
+
+def _repeat(item: tuple[str, Iterable[int]]) -> list[tuple[int, int, str]]:
+    doc_id, lines = item
+    ordered = sorted(lines)
+    return [(ordered[1], ordered[0], doc_id)] if len(ordered) > 1 else []
+
+
+# -- the checks on the driver ------------------------------------------------------------------
+
+
+def _gold_repeat(rows: Any, named: _Named, before: int | None = None) -> None:
+    """The gold file's earliest repeated id as load_gold words it (an InputError), if it comes
+    before line `before` (a defect found there) or there is no such line."""
+    repeat = _first_repeat(rows.filter(lambda r: r[2] is not None).map(lambda r: (r[2], r[1])))
+    if repeat is not None and (before is None or repeat[0] < before):
+        second, first, doc_id = repeat
+        raise InputError(
+            f"{named.where(second)}: duplicate id '{doc_id}' (first on {named.unit()} {first})"
+        )
+
+
+def _check_gold(rows: Any, named: _Named) -> set[str]:
+    """The earliest gold defect as load_gold words it (an InputError; a repeated id before it
+    wins), else the structure keys found in gold. Repeats alone are found while scoring."""
+    parts = rows.mapPartitions(_gold_summary).collect()
+    defects = [p[1] for p in parts if p[1] is not None]
+    if defects:
+        line, why = min(defects)
+        _gold_repeat(rows, named, before=line)
+        raise InputError(f"{named.where(line)}: {why}")
+    if sum(p[0] for p in parts) == 0:
+        empty = f"{named.source}: no documents (the file is empty)"
+        raise InputError("gold rows: no documents" if named.rows else empty)
+    return set().union(*(p[2] for p in parts))
+
+
+def _check_predictions(rows: Any, named: _Named) -> tuple[list[str], set[str], bool]:
+    """The unattributed lines, the slice attributes some prediction carries, and whether the
+    file holds no line at all (an error once the gold file is known to be clean)."""
+    parts = rows.mapPartitions(_pred_summary).collect()
+    empty = sum(p[0] for p in parts) == 0 and not named.rows
+    unattributed = sorted(u for p in parts for u in p[1])
+    lines = [f"{named.unit()} {n}: {why}" for n, why in unattributed]
+    return lines, set().union(*(p[2] for p in parts)), empty
