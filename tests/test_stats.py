@@ -384,6 +384,34 @@ def test_block_draws_equal_the_whole_index_matrix(
     assert got.tobytes() == expected.tobytes()
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 200),
+    resamples=st.integers(1, 90),
+    seed=st.integers(0, 2**32),
+    columns=st.integers(1, 90),
+    cells=st.sampled_from([7, 50, 1000]),
+    weight_cells=st.sampled_from([1, 300, 5000, 10**6]),
+    big=st.booleans(),
+)
+def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
+    n: int, resamples: int, seed: int, columns: int, cells: int, weight_cells: int, big: bool
+) -> None:
+    """A wide count matrix (compare's) is multiplied by the weights of several draw blocks at
+    once: the same sums, bit for bit, as one block at a time (integer counts, float32 or, with
+    large counts, float64)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 2**26 if big else 9, size=(n, columns)).astype(np.float64)
+    with (
+        patch.object(stats_module, "_CHUNK_CELLS", cells),
+        patch.object(stats_module, "_WEIGHT_CELLS", weight_cells),
+    ):
+        got = stats_module.bootstrap_sums(counts, resamples, seed)
+    idx = resample_indices(n, resamples, seed)
+    weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
+    assert got.tobytes() == (weights @ counts).tobytes()
+
+
 def test_block_draws_keep_memory_flat() -> None:
     """100,000 documents × 1,000 resamples: the index matrix alone would be 800 MB; the block
     draws stay under 40 MB (numpy's allocations are traced)."""

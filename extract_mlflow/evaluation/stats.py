@@ -31,6 +31,7 @@ IntArray = npt.NDArray[np.int64]
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 _CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
+_WEIGHT_CELLS = 16_000_000  # the most weights (resamples × documents) multiplied at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,19 +71,22 @@ def resample_indices(n_docs: int, resamples: int, seed: int | None) -> IntArray:
     return rng.integers(0, n_docs, size=(resamples, n_docs), dtype=np.int64)
 
 
-def _exact_dtype(counts: FloatArray, n_docs: int) -> type[np.floating[Any]]:
-    """float32 when every resampled sum is an integer below 2**24 (so float32 is exact and the
-    matrix product twice as fast), else float64."""
+def _exactness(counts: FloatArray, n_docs: int) -> tuple[type[np.floating[Any]], bool]:
+    """(dtype, order-free) of the resampled sums: float32 when every sum is an integer below
+    2**24 (exact, and the matrix product twice as fast), else float64; order-free when every
+    sum is an integer float64 holds exactly, so the order of the additions inside a matrix
+    product cannot change a bit."""
     if counts.size == 0:
-        return np.float64
+        return np.float64, True
     whole = bool(np.all(counts == np.floor(counts)))
-    return np.float32 if whole and float(counts.max()) * n_docs < 2**24 else np.float64
+    top = float(np.abs(counts).max()) * n_docs
+    return (np.float32 if whole and top < 2**24 else np.float64), whole and top < 2**53
 
 
 def resampled_sums(counts: FloatArray, indices: IntArray) -> FloatArray:
     """Summed counts per resample: W @ counts, W[r, d] = times document d is in resample r."""
     resamples, n = indices.shape
-    dtype = _exact_dtype(counts, n)
+    dtype, _ = _exactness(counts, n)
     matrix = counts.astype(dtype)
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
     step = _block_rows(n)
@@ -96,17 +100,31 @@ def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> Floa
     """``resampled_sums(counts, resample_indices(len(counts), resamples, seed))``, bit for bit,
     without the (resamples × documents) index matrix: the draws are taken from the same
     generator one block of rows at a time (numpy's stream does not depend on how a draw is cut
-    into calls), so memory stays at a few tens of MB however many documents there are."""
-    n = counts.shape[0]
-    dtype = _exact_dtype(counts, n)
+    into calls), so memory stays at a few tens of MB however many documents there are.
+
+    A wide count matrix (compare's: three columns per field and side) is multiplied by the
+    weights of many blocks at once: each product reads the whole matrix, so thin blocks would
+    read it a hundred times (most of the time at 100,000 documents)."""
+    n, width = counts.shape
+    dtype, order_free = _exactness(counts, n)
     matrix = counts.astype(dtype)
     rng = np.random.default_rng(seed)
-    out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
+    out = np.empty((resamples, width), dtype=np.float64)
     step = _block_rows(n)
+    rows = step
+    if order_free:  # exact sums: how the rows are grouped cannot change a bit
+        rows = min(resamples, max(step, min(4 * width, _WEIGHT_CELLS // max(n, 1))))
+    weights = np.empty((rows, n), dtype=dtype)
+    filled = done = 0
     for start in range(0, resamples, step):
-        rows = min(step, resamples - start)
-        block = rng.integers(0, n, size=(rows, n), dtype=np.int64)
-        out[start : start + rows] = _block_sums(matrix, block)
+        take = min(step, resamples - start)
+        block = rng.integers(0, n, size=(take, n), dtype=np.int64)
+        if filled + take > rows:  # flush the weights gathered so far
+            out[done : done + filled] = weights[:filled] @ matrix
+            done, filled = done + filled, 0
+        weights[filled : filled + take] = _block_weights(block)
+        filled += take
+    out[done : done + filled] = weights[:filled] @ matrix
     return out
 
 
@@ -114,12 +132,17 @@ def _block_rows(n_docs: int) -> int:
     return max(1, _CHUNK_CELLS // max(n_docs, 1))
 
 
-def _block_sums(matrix: npt.NDArray[Any], block: IntArray) -> FloatArray:
-    """One block of resamples: the weights of every document (a bincount), times the counts."""
+def _block_weights(block: IntArray) -> IntArray:
+    """How often each document is drawn in each resample (row) of a block: one bincount."""
     rows, n = block.shape
     flat = (block + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
-    weights = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(matrix.dtype)
-    result: FloatArray = (weights @ matrix).astype(np.float64)
+    weights: IntArray = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+    return weights
+
+
+def _block_sums(matrix: npt.NDArray[Any], block: IntArray) -> FloatArray:
+    """One block of resamples: the weights of every document (a bincount), times the counts."""
+    result: FloatArray = (_block_weights(block).astype(matrix.dtype) @ matrix).astype(np.float64)
     return result
 
 
