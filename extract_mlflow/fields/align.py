@@ -180,39 +180,54 @@ def small_similarity(
 
     One pass over the predicted items collects each key's values and the items' key masks;
     one pass over the gold items reads each gold value and looks it up among that key's
-    predicted values, read (once per key and comparator) by the gold value's comparator."""
+    predicted values, read (once per key and comparator) by the gold value's comparator.
+    (Plain dicts and lists, no object per key: this runs for most lists of most documents.)"""
     m = len(pred)
-    keys: dict[str, _Key] = {}
+    bits: dict[str, int] = {}  # key -> its bit in the key masks (0: the key is not scored)
+    resolvers: dict[str, Callable[[Any], Comparator]] = {}
+    values: dict[str, list[tuple[int, Any]]] = {}  # key -> its predicted (item, value)
     pmasks = []
     for j, item in enumerate(pred):
         pm = 0
         for k, pv in item.items():
-            info = keys.get(k)
-            if info is None:
-                info = keys[k] = _Key(comparator_for(k), keys)
-            if info.bit:
-                pm |= info.bit
-                info.at.append((j, pv))
+            bit = bits.get(k)
+            if bit is None:
+                bit = _register(k, comparator_for, bits, resolvers)
+            if bit:
+                pm |= bit
+                at = values.get(k)
+                if at is None:
+                    values[k] = [(j, pv)]
+                else:
+                    at.append((j, pv))
         pmasks.append(pm)
+    sides: dict[str, dict[int, Any]] = {}  # key -> id(comparator) -> the values read by it
     out = []
     for item in gold:
         row = [0] * m
         gm = 0
         for k, v in item.items():
-            info = keys.get(k)
-            if info is None:
-                info = keys[k] = _Key(comparator_for(k), keys)
-            if not info.bit:
+            bit = bits.get(k)
+            if bit is None:
+                bit = _register(k, comparator_for, bits, resolvers)
+            if not bit:
                 continue
-            gm |= info.bit
-            if not info.at:
+            gm |= bit
+            at = values.get(k)
+            if at is None:
                 continue
-            comp = info.resolve(v)  # type: ignore[misc]
+            comp = resolvers[k](v)
             c = comp.canon(v)
             if c is TYPE_ERROR:  # gold unreadable as its type: compared as text, like a leaf
                 comp, c = TEXT, TEXT.canon(v)
-            side = info.last_side if comp is info.last_comp else info.read_by(comp)
-            if comp.kind == "exact":
+            by_comp = sides.get(k)
+            if by_comp is None:
+                by_comp = sides[k] = {}
+            side = by_comp.get(id(comp))
+            exact = comp.kind == "exact"
+            if side is None:
+                side = by_comp[id(comp)] = _read_side(comp, at, exact)
+            if exact:
                 js = side.get(c)
                 if js is not None:
                     for j in js:
@@ -226,28 +241,20 @@ def small_similarity(
     return out
 
 
-class _Key:
-    """One relative key of the items being compared: its bit in the key masks (0 when it is
-    not scored), its resolver, its predicted values, and their readings by comparator."""
-
-    __slots__ = ("at", "bit", "last_comp", "last_side", "resolve", "sides")
-
-    def __init__(self, resolve: Callable[[Any], Comparator] | None, keys: dict[str, _Key]) -> None:
-        self.resolve = resolve
-        taken = sum(1 for k in keys.values() if k.bit)
-        self.bit: int = 0 if resolve is None else 1 << taken
-        self.at: list[tuple[int, Any]] = []
-        self.sides: dict[int, Any] = {}
-        self.last_comp: Comparator | None = None
-        self.last_side: Any = None
-
-    def read_by(self, comp: Comparator) -> Any:
-        """The predicted values read by `comp` (see :func:`_read_side`), read once."""
-        side = self.sides.get(id(comp))
-        if side is None:
-            side = self.sides[id(comp)] = _read_side(comp, self.at, comp.kind == "exact")
-        self.last_comp, self.last_side = comp, side
-        return side
+def _register(
+    key: str,
+    comparator_for: ComparatorFor,
+    bits: dict[str, int],
+    resolvers: dict[str, Callable[[Any], Comparator]],
+) -> int:
+    """Give `key` the next free bit (0 when it is not scored) and remember its resolver."""
+    resolve = comparator_for(key)
+    if resolve is None:
+        bits[key] = 0
+        return 0
+    resolvers[key] = resolve
+    bit = bits[key] = 1 << len(resolvers) - 1
+    return bit
 
 
 def _read_side(comp: Comparator, at: list[tuple[int, Any]], exact: bool) -> Any:
