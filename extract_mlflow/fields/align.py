@@ -185,22 +185,7 @@ def small_similarity(
     m = len(pred)
     bits: dict[str, int] = {}  # key -> its bit in the key masks (0: the key is not scored)
     resolvers: dict[str, Callable[[Any], Comparator]] = {}
-    values: dict[str, list[tuple[int, Any]]] = {}  # key -> its predicted (item, value)
-    pmasks = []
-    for j, item in enumerate(pred):
-        pm = 0
-        for k, pv in item.items():
-            bit = bits.get(k)
-            if bit is None:
-                bit = _register(k, comparator_for, bits, resolvers)
-            if bit:
-                pm |= bit
-                at = values.get(k)
-                if at is None:
-                    values[k] = [(j, pv)]
-                else:
-                    at.append((j, pv))
-        pmasks.append(pm)
+    values, pmasks = _predicted(pred, comparator_for, bits, resolvers)
     sides: dict[str, dict[int, Any]] = {}  # key -> id(comparator) -> the values read by it
     out = []
     for item in gold:
@@ -239,6 +224,32 @@ def small_similarity(
                         row[j] += 1
         out.append([row[j] / ((gm | pm).bit_count() or 1) for j, pm in enumerate(pmasks)])
     return out
+
+
+def _predicted(
+    pred: list[dict[str, Any]],
+    comparator_for: ComparatorFor,
+    bits: dict[str, int],
+    resolvers: dict[str, Callable[[Any], Comparator]],
+) -> tuple[dict[str, list[tuple[int, Any]]], list[int]]:
+    """Each scored key's predicted (item, value) pairs, and every item's key mask."""
+    values: dict[str, list[tuple[int, Any]]] = {}
+    pmasks = []
+    for j, item in enumerate(pred):
+        pm = 0
+        for k, pv in item.items():
+            bit = bits.get(k)
+            if bit is None:
+                bit = _register(k, comparator_for, bits, resolvers)
+            if bit:
+                pm |= bit
+                at = values.get(k)
+                if at is None:
+                    values[k] = [(j, pv)]
+                else:
+                    at.append((j, pv))
+        pmasks.append(pm)
+    return values, pmasks
 
 
 def _register(
