@@ -74,6 +74,21 @@ def write_sets(sizes: list[int], seed: int, directory: Path) -> dict[int, tuple[
     return files
 
 
+def kept_sets(sizes: list[int], seed: int, directory: Path) -> dict[int, tuple[Path, Path]] | None:
+    """The sets a former ``--keep`` run wrote to `directory` with this seed, when it wrote
+    every size asked for (its ``sets.json`` says what it wrote); else None."""
+    try:
+        wrote = json.loads((directory / "sets.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if wrote.get("seed") != seed or not set(sizes) <= set(wrote.get("sizes", ())):
+        return None
+    files = {
+        n: (directory / str(n) / "gold.jsonl", directory / str(n) / "pred.jsonl") for n in sizes
+    }
+    return files if all(p.is_file() for pair in files.values() for p in pair) else None
+
+
 # -- the floor (runs in a child process) ----------------------------------------------------
 def _leaves(value: Any) -> int:
     """Number of scalar leaves under a parsed JSON value (every node visited once)."""
@@ -244,7 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", help="passed to `score --workers` when given")
     ap.add_argument("--engine", help="passed to `score --engine` when given")
     ap.add_argument("--spark-master", help="passed to `score --spark-master` when given")
-    ap.add_argument("--keep", type=Path, help="write the sets here and keep them")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        help="write the sets here and keep them (a later run with the same seed reuses them)",
+    )
     ap.add_argument(
         "--limit-gb",
         type=float,
@@ -276,9 +295,15 @@ def main(argv: list[str] | None = None) -> int:
     root = args.keep or Path(tmp)  # type: ignore[arg-type]
     try:
         t0 = time.perf_counter()
-        files = write_sets(sizes, args.seed, root)
+        files = kept_sets(sizes, args.seed, root) if args.keep else None
+        if files is None:
+            files = write_sets(sizes, args.seed, root)
+            (root / "sets.json").write_text(json.dumps({"seed": args.seed, "sizes": sizes}))
+            what = "generate"
+        else:
+            what = "reuse   "
         mb = sum(p.stat().st_size for pair in files.values() for p in pair) / 1e6
-        print(f"generate   {time.perf_counter() - t0:.1f} s  ({mb:,.0f} MB of JSONL in {root})")
+        print(f"{what}   {time.perf_counter() - t0:.1f} s  ({mb:,.0f} MB of JSONL in {root})")
         print(
             f"{'docs':>9}  {'run':<6} {'seconds':>9} {'cpu s':>9} {'docs/s':>11} {'peak MB':>9}"
             f" {'KB/doc':>8} {'x floor (cpu)':>16}"

@@ -84,3 +84,16 @@ def test_tiny_run_prints_both_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(r[-2:] == ["exit", "0"] for r in rows)
     tally = synth.make_dataset(40, 0)[2]
     assert f"TP={tally.tp} FP={tally.fp} FN={tally.fn}" in out
+
+
+def test_kept_sets_are_reused_only_when_they_match(tmp_path: Path) -> None:
+    """--keep DIR: a later run with the same seed reuses the sets (the generator runs once);
+    another seed, a size it did not write, or a missing file makes it write them again."""
+    assert bench_scale.kept_sets([3], 5, tmp_path) is None  # nothing kept yet
+    files = bench_scale.write_sets([3, 7], seed=5, directory=tmp_path)
+    (tmp_path / "sets.json").write_text(json.dumps({"seed": 5, "sizes": [3, 7]}))
+    assert bench_scale.kept_sets([3], 5, tmp_path) == {3: files[3]}
+    assert bench_scale.kept_sets([3, 7], 6, tmp_path) is None
+    assert bench_scale.kept_sets([3, 10], 5, tmp_path) is None
+    files[7][1].unlink()
+    assert bench_scale.kept_sets([7], 5, tmp_path) is None
