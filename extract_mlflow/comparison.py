@@ -40,6 +40,7 @@ from .evaluation.paired import (
     paired_bootstrap,
 )
 from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
+from .flips import Flip
 from .gate_checks import evaluate_gates, evaluated_checks
 from .gates import Gate, GateResult, GatesLike, coerce_gates, higher_is_better
 
@@ -146,6 +147,9 @@ class Comparison:
     seed: int | None = 0
     confidence: float = DEFAULT_CONFIDENCE
     notes: tuple[str, ...] = field(default_factory=tuple)
+    flips: tuple[Flip, ...] | None = field(default=None, compare=False, repr=False)
+    """`fixed` and `broke` with their changed fields, when both runs' per-document counts were
+    read (the comparison page lists them); None: the ids alone"""
 
     @property
     def evaluated(self) -> int:

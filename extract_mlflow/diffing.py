@@ -29,7 +29,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .comparison import Comparison, ScoredRun, _clean, compare
 from .core.keys import field_key
@@ -37,18 +37,14 @@ from .errors import InputError
 from .evaluation.paired import field_paths
 from .evaluation.records import counts_frame
 from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
+from .flips import BROKE, FIXED, FieldChange, Flip, Triple
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .report import Report
 
-Direction = Literal["fixed", "broke"]
-Triple = tuple[int, int, int]
-
 TOLERANCE_ERROR = "tolerance (--tolerance) must be a finite number ≥ 0, not {value!r}"
-FIXED: Direction = "fixed"  # not fully correct in A, fully correct in B
-BROKE: Direction = "broke"  # fully correct in A, not in B
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,38 +74,6 @@ class FieldDelta:
             "delta": self.delta,
             "ci_low": iv.low if iv else None,
             "ci_high": iv.high if iv else None,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    """One field of one document whose (TP, FP, FN) differ between A and B."""
-
-    path: str
-    before: Triple
-    after: Triple
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"field": self.path, "before": list(self.before), "after": list(self.after)}
-
-
-@dataclass(frozen=True, slots=True)
-class Flip:
-    """A document fully correct on one side only (``fixed``: in B; ``broke``: in A)."""
-
-    id: str
-    direction: Direction
-    fields: tuple[FieldChange, ...]
-    status_before: str | None = None
-    status_after: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "direction": self.direction,
-            "status_before": self.status_before,
-            "status_after": self.status_after,
-            "fields": [c.to_dict() for c in self.fields],
         }
 
 

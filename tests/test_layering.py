@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluation",),
     ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)
     ("gates", "gate_checks"),
-    ("comparison", "diffing"),
+    ("comparison", "diffing", "flips"),
     ("views",),
     ("tracking",),
     ("cli", "cli_diff", "cli_scoring", "cli_options", "cli_loop", "__main__"),

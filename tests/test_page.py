@@ -239,7 +239,8 @@ def test_compare_and_promote_log_the_page(mlflow_server: Any, tmp_path: Path) ->
     for html in (shown, page):
         assert '<table id="fields">' in html and "PASSED" in html
         assert all(i in html for i in ("inv-003", "inv-005", "inv-007", "inv-008", "inv-009"))
-    assert "changed fields: line_items[].description" in page  # the logged page has details
+    assert shown == page  # the printed page is the logged one, changed fields included
+    assert "changed fields: line_items[].description" in page
     data = json.loads(invoke("compare", runs[0], runs[1], "--tracking-uri", uri,
                              "--max-drop", "f1=0.01", "--format", "json").stdout)  # fmt: skip
     assert data["passed"] is True  # JSON unchanged by the page

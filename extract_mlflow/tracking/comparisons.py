@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..comparison import Comparison
-    from ..diffing import Diff, Flip
+    from ..diffing import Diff
+    from ..flips import Flip
 
 DIFF_ARTIFACT = "diff.json"
 PAGE_ARTIFACT = "comparison.html"
@@ -90,7 +91,8 @@ def log_comparison_page(
 ) -> Comparison:
     """Store the comparison page as ``eval/comparison.html`` on `run_id` (the candidate's run).
     A store that refuses the write does not undo the verdict: the comparison comes back with
-    a note saying why the page is missing."""
+    a note saying why the page is missing. The comparison comes back with `flips` (what the
+    page shows)."""
     from ..views.page import comparison_page
 
     try:
@@ -98,5 +100,5 @@ def log_comparison_page(
         log_texts(run_id, page, tracking_uri=tracking_uri, tracker=tracker)
     except TrackingError as exc:
         note = PAGE_NOT_LOGGED.format(run=run_id, why=exc)
-        return dataclasses.replace(comparison, notes=(*comparison.notes, note))
-    return comparison
+        return dataclasses.replace(comparison, notes=(*comparison.notes, note), flips=flips)
+    return dataclasses.replace(comparison, flips=flips)

@@ -91,7 +91,7 @@ from .registry import (
 from .runs import Tracker
 
 if TYPE_CHECKING:
-    from ..diffing import Flip
+    from ..flips import Flip
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..core.language import tr
 from ..core.text import fmt, md_cell
-from ..diffing import Diff, FieldDelta, Flip
+from ..diffing import Diff, FieldDelta
+from ..flips import Flip
 from .sections import status_text
 from .table import aligned
 

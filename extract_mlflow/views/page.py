@@ -22,7 +22,8 @@ from ..comparison import Comparison, MetricRow
 from ..core.language import current_language, tr
 from ..core.paths import document_leaves
 from ..core.text import compact, fmt
-from ..diffing import BROKE, FIXED, Diff, FieldDelta, Flip, Sides, fields_of
+from ..diffing import Diff, FieldDelta, Sides, fields_of
+from ..flips import BROKE, FIXED, Flip
 from .comparison import verdict
 from .sections import status_text
 
@@ -120,6 +121,8 @@ def diff_page(d: Diff, sides: Mapping[str, Sides] | None = None) -> str:
 def comparison_page(c: Comparison, flips: Sequence[Flip] | None = None) -> str:
     """The page of a comparison of two runs (``compare``, ``promote``); `flips` with their
     changed fields when the per-document counts were at hand, else the flipped ids alone."""
+    if flips is None:
+        flips = c.flips
     if flips is None:
         flips = [Flip(i, FIXED, ()) for i in c.fixed] + [Flip(i, BROKE, ()) for i in c.broke]
     return render(Page(tr("page.compare_title"), c, fields_of(c), tuple(flips), {}, verdict(c)))
