@@ -122,7 +122,7 @@ def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> Floa
         if filled + take > rows:  # flush the weights gathered so far
             out[done : done + filled] = weights[:filled] @ matrix
             done, filled = done + filled, 0
-        weights[filled : filled + take] = _block_weights(block)
+        _block_weights(block, weights[filled : filled + take])
         filled += take
     out[done : done + filled] = weights[:filled] @ matrix
     return out
@@ -132,17 +132,20 @@ def _block_rows(n_docs: int) -> int:
     return max(1, _CHUNK_CELLS // max(n_docs, 1))
 
 
-def _block_weights(block: IntArray) -> IntArray:
-    """How often each document is drawn in each resample (row) of a block: one bincount."""
-    rows, n = block.shape
-    flat = (block + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
-    weights: IntArray = np.bincount(flat, minlength=rows * n).reshape(rows, n)
-    return weights
+def _block_weights(block: IntArray, out: npt.NDArray[Any]) -> None:
+    """How often each document is drawn in each resample (row) of a block, into `out`: one
+    bincount per row (a row's counts fit in cache; one flat bincount of the block is ~2.5×
+    slower)."""
+    n = block.shape[1]
+    for k, row in enumerate(block):
+        out[k] = np.bincount(row, minlength=n)
 
 
 def _block_sums(matrix: npt.NDArray[Any], block: IntArray) -> FloatArray:
     """One block of resamples: the weights of every document (a bincount), times the counts."""
-    result: FloatArray = (_block_weights(block).astype(matrix.dtype) @ matrix).astype(np.float64)
+    weights = np.empty(block.shape, dtype=matrix.dtype)
+    _block_weights(block, weights)
+    result: FloatArray = (weights @ matrix).astype(np.float64)
     return result
 
 
