@@ -9,20 +9,24 @@ import functools
 import gc
 import json
 import pickle
+from array import array
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_merge import ARGS, case_of, expected
 
+from extract_mlflow.config import Config
 from extract_mlflow.errors import NotKeptError
-from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Setup
+from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Inputs, Setup
 from extract_mlflow.evaluation.compact import DocumentColumns
 from extract_mlflow.evaluation.evaluate import evaluate
 from extract_mlflow.evaluation.records import counts_frame
+from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
 from extract_mlflow.io.spill import CountsSpill
 from extract_mlflow.report import DocumentResult, Report
 
@@ -169,3 +173,64 @@ def test_a_compact_report_pickles() -> None:
     copy = pickle.loads(pickle.dumps(report))
     assert [_plain(d) for d in copy.documents] == [_plain(d) for d in report.documents]
     pd.testing.assert_frame_equal(counts_frame(copy), counts_frame(report))
+
+
+def _bytes_held(value: Any, seen: set[int] | None = None) -> int:
+    """The bytes of every array, buffer and bytes object reachable from `value` (through
+    lists, tuples, dicts and object attributes), each counted once: what a state's columns
+    cost, deterministic for given inputs."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes) if value.base is None else _bytes_held(value.base, seen)
+    if isinstance(value, array):
+        return value.itemsize * len(value)
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if isinstance(value, memoryview):
+        return value.nbytes
+    if isinstance(value, (list, tuple)):
+        return sum(_bytes_held(v, seen) for v in value)
+    if isinstance(value, dict):
+        return sum(_bytes_held(v, seen) for v in value.values())
+    if hasattr(value, "__dict__"):
+        return _bytes_held(vars(value), seen)
+    return 0
+
+
+_IDS = 10  # "doc-000001": the bytes of one id
+
+
+def test_the_compact_columns_cost_a_few_bytes_per_document() -> None:
+    """20,000 documents scored in gold order, in one part or in batches merged: the compact
+    state's columns hold ≤ 8 bytes per document besides the id's bytes (a status byte, tp/fp/fn
+    and the id's length in the narrowest type, no position), and the documents of the report
+    ≤ 12 (adding the ids' 4-byte ends)."""
+    n = 20_000
+    gold = [
+        {"id": f"doc-{i:06d}", "total": i % 97, "items": [{"sku": i % 5}] * (i % 3)}
+        for i in range(n)
+    ]
+    pred = [
+        {"id": d["id"], "total": d["total"] if i % 4 else 0, "items": d["items"][:1]}
+        for i, d in enumerate(gold)
+    ]
+    gs, ps = gold_from_rows(gold, "id"), predictions_from_rows(pred, "id")
+    setup = Setup.of(gs, ps, Config())
+    docs = [DocumentInput(i, d["id"], d, pred[i]) for i, d in enumerate(gold)]
+    one = compact_pass(setup, docs)
+    batches = compact_pass(setup, docs[:1000])
+    for start in range(1000, n, 1000):
+        batches.merge(compact_pass(setup, docs[start : start + 1000]))
+    for run in (one, batches):
+        assert run.compact is not None
+        assert _bytes_held(run.compact) <= n * (_IDS + 8)
+        report = run.result(Inputs.of(gs, ps))
+        assert isinstance(report.documents, DocumentColumns)
+        assert _bytes_held(report.documents) - _bytes_held(report.documents.spill) <= n * (
+            _IDS + 12
+        )
+        assert report.documents[n - 1].id == f"doc-{n - 1:06d}"
+        assert report.documents[n - 1].position == n - 1

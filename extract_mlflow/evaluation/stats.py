@@ -70,12 +70,12 @@ def resample_indices(n_docs: int, resamples: int, seed: int | None) -> IntArray:
     return rng.integers(0, n_docs, size=(resamples, n_docs), dtype=np.int64)
 
 
-def _exact_dtype(counts: FloatArray, n_docs: int) -> type[np.floating[Any]]:
+def _exact_dtype(counts: npt.NDArray[Any], n_docs: int) -> type[np.floating[Any]]:
     """float32 when every resampled sum is an integer below 2**24 (so float32 is exact and the
     matrix product twice as fast), else float64."""
     if counts.size == 0:
         return np.float64
-    whole = bool(np.all(counts == np.floor(counts)))
+    whole = counts.dtype.kind in "ui" or bool(np.all(counts == np.floor(counts)))
     return np.float32 if whole and float(counts.max()) * n_docs < 2**24 else np.float64
 
 
@@ -92,11 +92,17 @@ def resampled_sums(counts: FloatArray, indices: IntArray) -> FloatArray:
     return out
 
 
-def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> FloatArray:
+def bootstrap_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -> FloatArray:
     """``resampled_sums(counts, resample_indices(len(counts), resamples, seed))``, bit for bit,
     without the (resamples × documents) index matrix: the draws are taken from the same
     generator one block of rows at a time (numpy's stream does not depend on how a draw is cut
-    into calls), so memory stays at a few tens of MB however many documents there are."""
+    into calls), so memory stays at a few tens of MB however many documents there are.
+
+    Integer `counts` (a compact evaluation's tp/fp/fn) are never copied to floats: each
+    resample's sums are gathered from its drawn documents and added as integers
+    (:func:`_gathered_sums`)."""
+    if counts.dtype.kind in "ui":
+        return _gathered_sums(counts, resamples, seed)
     n = counts.shape[0]
     dtype = _exact_dtype(counts, n)
     matrix = counts.astype(dtype)
@@ -107,6 +113,24 @@ def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> Floa
         rows = min(step, resamples - start)
         block = rng.integers(0, n, size=(rows, n), dtype=np.int64)
         out[start : start + rows] = _block_sums(matrix, block)
+    return out
+
+
+def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -> FloatArray:
+    """:func:`bootstrap_sums` of integer counts: the same draws, each resample's sums added as
+    int64 from the drawn documents' values (a gather per column, no weights, no float copy of
+    the counts). The sums are exact integers, as the matrix product's are (its floats hold
+    every integer below 2**53, and a resample's sum is at most the largest count times the
+    documents): bit for bit the same."""
+    n = counts.shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
+    step = _block_rows(n)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        block = rng.integers(0, n, size=(rows, n), dtype=np.int64)
+        for c in range(counts.shape[1]):
+            out[start : start + rows, c] = counts[:, c][block].sum(axis=1, dtype=np.int64)
     return out
 
 
@@ -148,8 +172,9 @@ def count_intervals(
     bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
     from .compact import DocumentColumns
 
+    counts: npt.NDArray[Any]
     if isinstance(documents, DocumentColumns):
-        counts = documents.count_matrix()
+        counts = documents.count_matrix()  # integers: summed as integers, never copied
     else:
         counts = np.array(
             [(d.counts.tp, d.counts.fp, d.counts.fn) for d in documents], dtype=np.float64
