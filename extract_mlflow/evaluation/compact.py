@@ -5,7 +5,7 @@ A retaining :class:`~extract_mlflow.evaluation.accumulator.Evaluation` keeps eve
 document). A compact one (given a :class:`RecordSink`) keeps, per document, a few numbers in
 chunked columns (:mod:`~extract_mlflow.evaluation.chunks`: status code, tp/fp/fn and the id's
 length in the narrowest type, the id's bytes; no position while documents come in gold order;
-tokens and latency where a prediction records them: ~15 bytes plus the id), plus
+tokens and latency where a prediction records them: ~5 bytes plus the id), plus
 the parse-failure reasons, the layout of pages and the --slice-by attributes only where they
 exist or are configured. Each record's counts per path go to the sink as they are made (a
 spill file the counts frame, ``documents.parquet``, is later read from); its mistakes are
