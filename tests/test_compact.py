@@ -12,6 +12,7 @@ import pickle
 from array import array
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
@@ -21,9 +22,12 @@ from hypothesis import strategies as st
 from test_merge import ARGS, case_of, expected
 
 from extract_mlflow.config import Config
+from extract_mlflow.core.counts import Counts
 from extract_mlflow.errors import NotKeptError
+from extract_mlflow.evaluation import chunks as chunks_module
+from extract_mlflow.evaluation import compact as compact_module
 from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Inputs, Setup
-from extract_mlflow.evaluation.compact import DocumentColumns
+from extract_mlflow.evaluation.compact import CompactRecords, DocumentColumns
 from extract_mlflow.evaluation.evaluate import evaluate
 from extract_mlflow.evaluation.records import counts_frame
 from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
@@ -234,3 +238,37 @@ def test_the_compact_columns_cost_a_few_bytes_per_document() -> None:
         )
         assert report.documents[n - 1].id == f"doc-{n - 1:06d}"
         assert report.documents[n - 1].position == n - 1
+
+
+@given(
+    ids=st.lists(st.text(max_size=6), min_size=1, max_size=40),
+    order=st.randoms(use_true_random=False),
+    cut=st.integers(0, 40),
+)
+def test_columns_give_back_every_id_and_count(ids: list[str], order: Any, cut: int) -> None:
+    """Ids spread over many small buffers, counts over chunks that widen, documents added in
+    any order and merged from two parts: the columns give each document back in gold order
+    (also after pickling), and adding more documents later leaves them as they were."""
+    docs = [
+        DocumentResult(i, "scored", Counts(k, 300 * k, 70_000 * (k % 2)), {}, [], position=k)
+        for k, i in enumerate(ids)
+    ]
+    shuffled = docs[:]
+    order.shuffle(shuffled)
+    with (
+        patch.object(compact_module, "_BLOB_BYTES", 5),
+        patch.object(chunks_module, "CHUNK_ROWS", 3),
+    ):
+        a, b = CompactRecords(), CompactRecords()
+        for d in shuffled[:cut]:
+            a.add(d)
+        for d in shuffled[cut:]:
+            b.add(d)
+        a.merge(b)
+        columns = a.columns(None)
+        a.add(dataclasses.replace(docs[0], id="late", position=len(docs)))
+    for got in (columns, pickle.loads(pickle.dumps(columns))):
+        assert list(got.ids) == ids
+        assert [(d.id, d.counts, d.position) for d in got] == [
+            (d.id, d.counts, d.position) for d in docs
+        ]

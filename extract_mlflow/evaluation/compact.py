@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
@@ -93,16 +94,20 @@ def _at(sparse: _Sparse, k: int) -> float | None:
 
 
 class IdColumn(Sequence[str]):
-    """Document ids packed in one UTF-8 buffer (an id is decoded on access)."""
+    """Document ids packed in UTF-8 buffers, one after the other (an id is decoded on access;
+    no id spans two buffers): `ends[k]` is where id `k` ends, counted over all the buffers."""
 
-    def __init__(self, blob: bytes | memoryview, ends: npt.NDArray[np.integer[Any]]) -> None:
-        self.blob, self.ends = blob, ends
+    def __init__(
+        self, blobs: Sequence[bytes | bytearray], ends: npt.NDArray[np.integer[Any]]
+    ) -> None:
+        self.blobs, self.ends = list(blobs), ends
+        self.starts = [0]
+        """where each buffer starts"""
+        for blob in self.blobs[:-1]:
+            self.starts.append(self.starts[-1] + len(blob))
 
     def __len__(self) -> int:
         return len(self.ends)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"blob": bytes(self.blob), "ends": self.ends}  # a view pickles as its bytes
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -116,7 +121,9 @@ class IdColumn(Sequence[str]):
             raise IndexError("id index out of range")
         k = i % n
         start = int(self.ends[k - 1]) if k else 0
-        return str(self.blob[start : int(self.ends[k])], "utf-8")
+        b = bisect_right(self.starts, start) - 1
+        offset = self.starts[b]
+        return str(self.blobs[b][start - offset : int(self.ends[k]) - offset], "utf-8")
 
 
 class DocumentColumns(Sequence[DocumentResult]):
@@ -303,26 +310,28 @@ class CompactRecords:
         self.pages.update(other.pages)
         self.attributes.update(other.attributes)
 
-    def _id_blob(self) -> bytes:
-        """The ids' bytes in one piece, kept as the only chunk."""
-        if len(self.id_blobs) != 1 or isinstance(self.id_blobs[0], bytearray):
-            self.id_blobs = [b"".join(self.id_blobs)]
-        return bytes(self.id_blobs[0])
+    def _frozen_ids(self) -> list[bytes | bytearray]:
+        """The ids' buffers, shared, not copied: only the last one is ever appended to, so it
+        becomes bytes (a later id starts a new buffer)."""
+        if self.id_blobs and isinstance(self.id_blobs[-1], bytearray):
+            self.id_blobs[-1] = bytes(self.id_blobs[-1])
+        return list(self.id_blobs)
 
     def columns(self, spill: Any) -> DocumentColumns:
         """The documents in gold order (by position). Added in that order (one streaming
         pass), the columns share the joined chunks, nothing is copied."""
         status, counts = self.status.joined(), self.counts.joined()
-        lengths, blob = self.id_lengths.joined(), self._id_blob()
+        lengths, blobs = self.id_lengths.joined(), self._frozen_ids()
         positions = self.runs.positions()
         if not isinstance(positions, range) and not self.runs.in_order():
             order = np.argsort(positions, kind="stable")
             positions, status, counts = positions[order], status[order], counts[order]
             ends = np.cumsum(lengths, dtype=np.int64)
             starts = ends - lengths
-            blob = b"".join([blob[starts[k] : ends[k]] for k in order.tolist()])
+            whole = b"".join(blobs)
+            blobs = [b"".join([whole[starts[k] : ends[k]] for k in order.tolist()])]
             lengths = lengths[order]
-        ends_type = np.uint32 if len(blob) <= 0xFFFF_FFFF else np.uint64
+        ends_type = np.uint32 if sum(map(len, blobs)) <= 0xFFFF_FFFF else np.uint64
         ends = np.cumsum(lengths, dtype=ends_type)
 
         def rows(at: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -339,7 +348,7 @@ class CompactRecords:
             return int(rows(np.array([position], dtype=np.int64))[0])
 
         return DocumentColumns(
-            IdColumn(blob, ends),
+            IdColumn(blobs, ends),
             status,
             counts,
             positions,
