@@ -272,3 +272,23 @@ def test_columns_give_back_every_id_and_count(ids: list[str], order: Any, cut: i
         assert [(d.id, d.counts, d.position) for d in got] == [
             (d.id, d.counts, d.position) for d in docs
         ]
+
+
+@given(
+    errors=st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from([0, 1, 2, 255, 65_535])), max_size=60
+    ),
+    n=st.integers(-1, 70),
+)
+def test_worst_documents_are_the_sorted_ones(errors: list[tuple[int, int]], n: int) -> None:
+    """The worst documents of the columns are the plain sort's: most FP + FN first (> 0,
+    counts of any width, sums past the counts' type), ties by id."""
+    records = CompactRecords()
+    for k, (fp, fn) in enumerate(errors):
+        records.add(
+            DocumentResult(f"d{k % 7}-{k}", "scored", Counts(1, fp, fn), {}, [], position=k)
+        )
+    want = sorted(
+        ((-(fp + fn), f"d{k % 7}-{k}") for k, (fp, fn) in enumerate(errors) if fp + fn),
+    )[: max(n, 0)]
+    assert [d.id for d in records.columns(None).worst(n)] == [i for _, i in want]

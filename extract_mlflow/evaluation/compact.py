@@ -218,14 +218,18 @@ class DocumentColumns(Sequence[DocumentResult]):
         return [self._item(k) for k in sorted(self.pages) if self.pages[k][0] is not None]
 
     def worst(self, n: int) -> list[DocumentResult]:
-        """The `n` documents with the most errors (FP + FN, > 0), ties by id."""
-        errors = self.counts[:, 1].astype(np.int64) + self.counts[:, 2]
-        candidates = np.flatnonzero(errors > 0)
-        if len(candidates) > n > 0:  # the n-th largest error count bounds the candidates
-            floor = np.partition(errors[candidates], len(candidates) - n)[len(candidates) - n]
-            candidates = candidates[errors[candidates] >= floor]
+        """The `n` documents with the most errors (FP + FN, > 0), ties by id. The error counts
+        take one type wider than the counts (2 bytes a document for byte counts)."""
+        if n <= 0 or not len(self):
+            return []
+        wider = np.dtype(f"u{min(8, 2 * self.counts.dtype.itemsize)}")
+        errors = np.add(self.counts[:, 1], self.counts[:, 2], dtype=wider)
+        floor = 1
+        if np.count_nonzero(errors) > n:  # the n-th largest error count bounds the candidates
+            floor = int(np.partition(errors, len(errors) - n)[len(errors) - n])
+        candidates = np.flatnonzero(errors >= floor).tolist()
         ids = self.ids
-        ranked = heapq.nsmallest(n, candidates.tolist(), key=lambda k: (-errors[k], ids[k]))
+        ranked = heapq.nsmallest(n, candidates, key=lambda k: (-int(errors[k]), ids[k]))
         return [self._item(k) for k in ranked]
 
 
