@@ -127,8 +127,8 @@ class IdColumn(Sequence[str]):
 
 
 class DocumentColumns(Sequence[DocumentResult]):
-    """The documents of a compact evaluation, in gold order, as columns (a few tens of bytes
-    per document): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
+    """The documents of a compact evaluation, in gold order, as columns (about ten bytes per
+    document besides its id): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
     ``fields`` and ``errors`` refuse to be read (:class:`NotKeptError`); the per-document
     field counts live in :attr:`spill` (read by ``counts_frame``)."""
 
@@ -323,7 +323,8 @@ class CompactRecords:
 
     def columns(self, spill: Any) -> DocumentColumns:
         """The documents in gold order (by position). Added in that order (one streaming
-        pass), the columns share the joined chunks, nothing is copied."""
+        pass), the columns are the records' own arrays (each column's chunks joined once, the
+        ids' buffers as they are), not copies."""
         status, counts = self.status.joined(), self.counts.joined()
         lengths, blobs = self.id_lengths.joined(), self._frozen_ids()
         positions = self.runs.positions()
