@@ -9,20 +9,28 @@ import functools
 import gc
 import json
 import pickle
+from array import array
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_merge import ARGS, case_of, expected
 
+from extract_mlflow.config import Config
+from extract_mlflow.core.counts import Counts
 from extract_mlflow.errors import NotKeptError
-from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Setup
-from extract_mlflow.evaluation.compact import DocumentColumns
+from extract_mlflow.evaluation import chunks as chunks_module
+from extract_mlflow.evaluation import compact as compact_module
+from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Inputs, Setup
+from extract_mlflow.evaluation.compact import CompactRecords, DocumentColumns
 from extract_mlflow.evaluation.evaluate import evaluate
 from extract_mlflow.evaluation.records import counts_frame
+from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
 from extract_mlflow.io.spill import CountsSpill
 from extract_mlflow.report import DocumentResult, Report
 
@@ -172,3 +180,118 @@ def test_a_compact_report_pickles() -> None:
     copy = pickle.loads(pickle.dumps(report))
     assert [_plain(d) for d in copy.documents] == [_plain(d) for d in report.documents]
     pd.testing.assert_frame_equal(counts_frame(copy), counts_frame(report))
+
+
+def _bytes_held(value: Any, seen: set[int] | None = None) -> int:
+    """The bytes of every array, buffer and bytes object reachable from `value` (through
+    lists, tuples, dicts and object attributes), each counted once: what a state's columns
+    cost, deterministic for given inputs."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes) if value.base is None else _bytes_held(value.base, seen)
+    if isinstance(value, array):
+        return value.itemsize * len(value)
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    if isinstance(value, memoryview):
+        return value.nbytes
+    if isinstance(value, (list, tuple)):
+        return sum(_bytes_held(v, seen) for v in value)
+    if isinstance(value, dict):
+        return sum(_bytes_held(v, seen) for v in value.values())
+    if hasattr(value, "__dict__"):
+        return _bytes_held(vars(value), seen)
+    return 0
+
+
+_IDS = 10  # "doc-000001": the bytes of one id
+
+
+def test_the_compact_columns_cost_a_few_bytes_per_document() -> None:
+    """20,000 documents scored in gold order, in one part or in batches merged: the compact
+    state's columns hold ≤ 8 bytes per document besides the id's bytes (a status byte, tp/fp/fn
+    and the id's length in the narrowest type, no position), and the documents of the report
+    ≤ 12 (adding the ids' 4-byte ends)."""
+    n = 20_000
+    gold: list[dict[str, Any]] = [
+        {"id": f"doc-{i:06d}", "total": i % 97, "items": [{"sku": i % 5}] * (i % 3)}
+        for i in range(n)
+    ]
+    pred = [
+        {"id": d["id"], "total": d["total"] if i % 4 else 0, "items": d["items"][:1]}
+        for i, d in enumerate(gold)
+    ]
+    gs, ps = gold_from_rows(gold, "id"), predictions_from_rows(pred, "id")
+    setup = Setup.of(gs, ps, Config())
+    docs = [DocumentInput(i, d["id"], d, pred[i]) for i, d in enumerate(gold)]
+    one = compact_pass(setup, docs)
+    batches = compact_pass(setup, docs[:1000])
+    for start in range(1000, n, 1000):
+        batches.merge(compact_pass(setup, docs[start : start + 1000]))
+    for run in (one, batches):
+        assert run.compact is not None
+        assert _bytes_held(run.compact) <= n * (_IDS + 8)
+        report = run.result(Inputs.of(gs, ps))
+        assert isinstance(report.documents, DocumentColumns)
+        assert _bytes_held(report.documents) - _bytes_held(report.documents.spill) <= n * (
+            _IDS + 12
+        )
+        assert report.documents[n - 1].id == f"doc-{n - 1:06d}"
+        assert report.documents[n - 1].position == n - 1
+
+
+@given(
+    ids=st.lists(st.text(max_size=6), min_size=1, max_size=40),
+    order=st.randoms(use_true_random=False),
+    cut=st.integers(0, 40),
+)
+def test_columns_give_back_every_id_and_count(ids: list[str], order: Any, cut: int) -> None:
+    """Ids spread over many small buffers, counts over chunks that widen, documents added in
+    any order and merged from two parts: the columns give each document back in gold order
+    (also after pickling), and adding more documents later leaves them as they were."""
+    docs = [
+        DocumentResult(i, "scored", Counts(k, 300 * k, 70_000 * (k % 2)), {}, [], position=k)
+        for k, i in enumerate(ids)
+    ]
+    shuffled = docs[:]
+    order.shuffle(shuffled)
+    with (
+        patch.object(compact_module, "_BLOB_BYTES", 5),
+        patch.object(chunks_module, "CHUNK_ROWS", 3),
+    ):
+        a, b = CompactRecords(), CompactRecords()
+        for d in shuffled[:cut]:
+            a.add(d)
+        for d in shuffled[cut:]:
+            b.add(d)
+        a.merge(b)
+        columns = a.columns(None)
+        a.add(dataclasses.replace(docs[0], id="late", position=len(docs)))
+    for got in (columns, pickle.loads(pickle.dumps(columns))):
+        assert list(got.ids) == ids
+        assert [(d.id, d.counts, d.position) for d in got] == [
+            (d.id, d.counts, d.position) for d in docs
+        ]
+
+
+@given(
+    errors=st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from([0, 1, 2, 255, 65_535])), max_size=60
+    ),
+    n=st.integers(-1, 70),
+)
+def test_worst_documents_are_the_sorted_ones(errors: list[tuple[int, int]], n: int) -> None:
+    """The worst documents of the columns are the plain sort's: most FP + FN first (> 0,
+    counts of any width, sums past the counts' type), ties by id."""
+    records = CompactRecords()
+    for k, (fp, fn) in enumerate(errors):
+        records.add(
+            DocumentResult(f"d{k % 7}-{k}", "scored", Counts(1, fp, fn), {}, [], position=k)
+        )
+    want = sorted(
+        ((-(fp + fn), f"d{k % 7}-{k}") for k, (fp, fn) in enumerate(errors) if fp + fn),
+    )[: max(n, 0)]
+    assert [d.id for d in records.columns(None).worst(n)] == [i for _, i in want]

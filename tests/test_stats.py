@@ -412,6 +412,30 @@ def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
     assert got.tobytes() == (weights @ counts).tobytes()
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 300),
+    resamples=st.integers(1, 120),
+    seed=st.integers(0, 2**32),
+    columns=st.integers(1, 4),
+    dtype=st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64]),
+    top=st.sampled_from([1, 9, 255, 70_000, 2**33]),
+    cells=st.sampled_from([7, 50, 1000, 4_000_000]),
+)
+def test_integer_counts_give_the_float_sums(
+    n: int, resamples: int, seed: int, columns: int, dtype: Any, top: int, cells: int
+) -> None:
+    """Integer counts (a compact evaluation's, kept in their narrowest type) are summed as
+    integers, never copied to floats, and give the float64 matrix product's sums bit for bit
+    (float32 where that one is exact, float64 otherwise)."""
+    top = min(top, int(np.iinfo(dtype).max))
+    counts = np.random.default_rng(seed).integers(0, top + 1, size=(n, columns)).astype(dtype)
+    with patch.object(stats_module, "_CHUNK_CELLS", cells):
+        got = stats_module.bootstrap_sums(counts, resamples, seed)
+        expected = resampled_sums(counts.astype(np.float64), resample_indices(n, resamples, seed))
+    assert got.tobytes() == expected.tobytes()
+
+
 def test_block_draws_keep_memory_flat() -> None:
     """100,000 documents × 1,000 resamples: the index matrix alone would be 800 MB; the block
     draws stay under 40 MB (numpy's allocations are traced)."""

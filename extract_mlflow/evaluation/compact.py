@@ -3,7 +3,9 @@
 A retaining :class:`~extract_mlflow.evaluation.accumulator.Evaluation` keeps every
 :class:`~extract_mlflow.report.DocumentResult` (its counts per path and its mistakes: ~4 KB a
 document). A compact one (given a :class:`RecordSink`) keeps, per document, a few numbers in
-array columns (position, id bytes, status code, tp/fp/fn, tokens, latency: ~70 bytes), plus
+chunked columns (:mod:`~extract_mlflow.evaluation.chunks`: status code, tp/fp/fn and the id's
+length in the narrowest type, the id's bytes; no position while documents come in gold order;
+tokens and latency where a prediction records them: ~5 bytes plus the id), plus
 the parse-failure reasons, the layout of pages and the --slice-by attributes only where they
 exist or are configured. Each record's counts per path go to the sink as they are made (a
 spill file the counts frame, ``documents.parquet``, is later read from); its mistakes are
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
@@ -36,6 +39,7 @@ from ..errors import NotKeptError
 from ..fields.scorer import ErrorRecord
 from ..pages import LayoutResult
 from ..report import DocumentResult
+from .chunks import Chunked, Runs
 
 __all__ = [
     "STATUSES",
@@ -90,16 +94,20 @@ def _at(sparse: _Sparse, k: int) -> float | None:
 
 
 class IdColumn(Sequence[str]):
-    """Document ids packed in one UTF-8 buffer (an id is decoded on access)."""
+    """Document ids packed in UTF-8 buffers, one after the other (an id is decoded on access;
+    no id spans two buffers): `ends[k]` is where id `k` ends, counted over all the buffers."""
 
-    def __init__(self, blob: bytes | memoryview, ends: npt.NDArray[np.int64]) -> None:
-        self.blob, self.ends = blob, ends
+    def __init__(
+        self, blobs: Sequence[bytes | bytearray], ends: npt.NDArray[np.integer[Any]]
+    ) -> None:
+        self.blobs, self.ends = list(blobs), ends
+        self.starts = [0]
+        """where each buffer starts"""
+        for blob in self.blobs[:-1]:
+            self.starts.append(self.starts[-1] + len(blob))
 
     def __len__(self) -> int:
         return len(self.ends)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"blob": bytes(self.blob), "ends": self.ends}  # a view pickles as its bytes
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -113,21 +121,23 @@ class IdColumn(Sequence[str]):
             raise IndexError("id index out of range")
         k = i % n
         start = int(self.ends[k - 1]) if k else 0
-        return str(self.blob[start : int(self.ends[k])], "utf-8")
+        b = bisect_right(self.starts, start) - 1
+        offset = self.starts[b]
+        return str(self.blobs[b][start - offset : int(self.ends[k]) - offset], "utf-8")
 
 
 class DocumentColumns(Sequence[DocumentResult]):
-    """The documents of a compact evaluation, in gold order, as columns (a few tens of bytes
-    per document): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
+    """The documents of a compact evaluation, in gold order, as columns (about ten bytes per
+    document besides its id): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
     ``fields`` and ``errors`` refuse to be read (:class:`NotKeptError`); the per-document
     field counts live in :attr:`spill` (read by ``counts_frame``)."""
 
     def __init__(
         self,
         ids: Sequence[str],
-        status: npt.NDArray[np.int8],
-        counts: npt.NDArray[np.int64],
-        positions: npt.NDArray[np.int64],
+        status: npt.NDArray[np.unsignedinteger[Any]],
+        counts: npt.NDArray[np.unsignedinteger[Any]],
+        positions: npt.NDArray[np.int64] | range,
         tokens: _Sparse,
         latency: _Sparse,
         reasons: dict[int, str],
@@ -135,7 +145,7 @@ class DocumentColumns(Sequence[DocumentResult]):
         attributes: list[dict[str, Any]] | None,
         spill: Any = None,
     ) -> None:
-        self.ids, self.status, self.counts, self.positions = ids, status, counts, positions
+        self.ids, self.status, self.counts, self._positions = ids, status, counts, positions
         self.tokens, self.latency = tokens, latency
         """(rows, values): the documents whose prediction records them, and the values"""
         self.reasons, self.pages, self.attributes = reasons, pages, attributes
@@ -144,6 +154,12 @@ class DocumentColumns(Sequence[DocumentResult]):
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def positions(self) -> npt.NDArray[np.int64]:
+        """The documents' positions (their gold lines), sorted."""
+        p = self._positions
+        return np.arange(p.start, p.stop, dtype=np.int64) if isinstance(p, range) else p
 
     @overload
     def __getitem__(self, i: int) -> DocumentResult: ...
@@ -177,13 +193,13 @@ class DocumentColumns(Sequence[DocumentResult]):
             tokens,
             latency,
             self.attributes[k] if self.attributes is not None else {},
-            int(self.positions[k]),
+            int(self._positions[k]),
         )
 
     # -- what the report reads, without rebuilding every document --------------------------
-    def count_matrix(self) -> npt.NDArray[np.float64]:
-        """(documents × 3) tp, fp, fn in gold order."""
-        return self.counts.astype(np.float64)
+    def count_matrix(self) -> npt.NDArray[np.unsignedinteger[Any]]:
+        """(documents × 3) tp, fp, fn in gold order, as kept (unsigned integers, read-only)."""
+        return self.counts
 
     def ids_with(self, status: str) -> list[str]:
         return [self.ids[int(k)] for k in np.flatnonzero(self.status == STATUSES.index(status))]
@@ -202,14 +218,18 @@ class DocumentColumns(Sequence[DocumentResult]):
         return [self._item(k) for k in sorted(self.pages) if self.pages[k][0] is not None]
 
     def worst(self, n: int) -> list[DocumentResult]:
-        """The `n` documents with the most errors (FP + FN, > 0), ties by id."""
-        errors = self.counts[:, 1] + self.counts[:, 2]
-        candidates = np.flatnonzero(errors > 0)
-        if len(candidates) > n > 0:  # the n-th largest error count bounds the candidates
-            floor = np.partition(errors[candidates], len(candidates) - n)[len(candidates) - n]
-            candidates = candidates[errors[candidates] >= floor]
+        """The `n` documents with the most errors (FP + FN, > 0), ties by id. The error counts
+        take one type wider than the counts (2 bytes a document for byte counts)."""
+        if n <= 0 or not len(self):
+            return []
+        wider = np.dtype(f"u{min(8, 2 * self.counts.dtype.itemsize)}")
+        errors = np.add(self.counts[:, 1], self.counts[:, 2], dtype=wider)
+        floor = 1
+        if np.count_nonzero(errors) > n:  # the n-th largest error count bounds the candidates
+            floor = int(np.partition(errors, len(errors) - n)[len(errors) - n])
+        candidates = np.flatnonzero(errors >= floor).tolist()
         ids = self.ids
-        ranked = heapq.nsmallest(n, candidates.tolist(), key=lambda k: (-errors[k], ids[k]))
+        ranked = heapq.nsmallest(n, candidates, key=lambda k: (-int(errors[k]), ids[k]))
         return [self._item(k) for k in ranked]
 
 
@@ -223,68 +243,52 @@ class RecordSink(Protocol):
 
 
 _Page = tuple[LayoutResult | None, int | None, int | None]
-_ARRAYS = (
-    "positions",
-    "status",
-    "counts",
-    "token_at",
-    "tokens",
-    "latency_at",
-    "latency",
-    "id_ends",
-)
+_BLOB_BYTES = 1 << 18
+"""bytes of ids per chunk"""
 
 
 @dataclass
 class CompactRecords:
-    """Per-document numbers in array columns, in the order they were added (see the module)."""
+    """Per-document numbers in chunked columns, in the order they were added (see the module):
+    a status byte, tp/fp/fn and the id's length in the narrowest type that holds them, and the
+    id's bytes; no position while the documents come in gold order."""
 
     slices: bool = False
     """keep each document's --slice-by attributes"""
-    positions: array[int] = field(default_factory=lambda: array("q"))
-    status: array[int] = field(default_factory=lambda: array("b"))
-    counts: array[int] = field(default_factory=lambda: array("q"))
+    runs: Runs = field(default_factory=Runs)
+    status: Chunked = field(default_factory=Chunked)
+    counts: Chunked = field(default_factory=lambda: Chunked(width=3))
     token_at: array[int] = field(default_factory=lambda: array("q"))
     """positions of the documents whose prediction records tokens (few or all), and theirs"""
     tokens: array[float] = field(default_factory=lambda: array("d"))
     latency_at: array[int] = field(default_factory=lambda: array("q"))
     latency: array[float] = field(default_factory=lambda: array("d"))
-    id_bytes: bytearray = field(default_factory=bytearray)
-    id_ends: array[int] = field(default_factory=lambda: array("q"))
+    id_lengths: Chunked = field(default_factory=Chunked)
+    id_blobs: list[bytes | bytearray] = field(default_factory=list)
+    """the ids' UTF-8 bytes, in chunks (the last one, a bytearray, is being filled)"""
     reasons: dict[int, str] = field(default_factory=dict)
     pages: dict[int, _Page] = field(default_factory=dict)
     attributes: dict[int, dict[str, Any]] = field(default_factory=dict)
-    viewed: bool = False
-    """a result's columns may view the arrays (copied before they grow)"""
-    last: int = -1
-    """the largest position added (positions added in increasing order need no check)"""
-
-    def _unshare(self) -> None:
-        """Copy the arrays a result's columns may view (they cannot grow while viewed)."""
-        if self.viewed:
-            for name in _ARRAYS:
-                setattr(self, name, array(getattr(self, name).typecode, getattr(self, name)))
-            self.id_bytes = bytearray(self.id_bytes)
-            self.viewed = False
 
     def add(self, record: DocumentResult) -> None:
-        self._unshare()
         position = record.position
-        if position <= self.last and position in self.positions:
-            raise ValueError(f"document position {position} was already scored")
-        self.last = max(self.last, position)
-        self.positions.append(position)
-        self.status.append(STATUSES.index(record.status))
+        self.runs.add(position)
+        self.status.append((STATUSES.index(record.status),))
         c = record.counts
-        self.counts.extend((c.tp, c.fp, c.fn))
+        self.counts.append((c.tp, c.fp, c.fn))
         if record.tokens is not None:
             self.token_at.append(position)
             self.tokens.append(record.tokens)
         if record.latency_ms is not None:
             self.latency_at.append(position)
             self.latency.append(record.latency_ms)
-        self.id_bytes += record.id.encode("utf-8")
-        self.id_ends.append(len(self.id_bytes))
+        encoded = record.id.encode("utf-8")
+        tail = self.id_blobs[-1] if self.id_blobs else None
+        if not isinstance(tail, bytearray) or len(tail) >= _BLOB_BYTES:
+            tail = bytearray()
+            self.id_blobs.append(tail)
+        tail += encoded
+        self.id_lengths.append((len(encoded),))
         if record.reason is not None:
             self.reasons[position] = record.reason
         if (
@@ -297,60 +301,66 @@ class CompactRecords:
             self.attributes[position] = record.attributes
 
     def overlap(self, other: CompactRecords) -> list[int]:
-        mine = np.frombuffer(self.positions, dtype=np.int64)
-        theirs = np.frombuffer(other.positions, dtype=np.int64)
-        return [int(p) for p in np.intersect1d(mine, theirs)]
+        return self.runs.overlap(other.runs)
 
     def merge(self, other: CompactRecords) -> None:
-        self._unshare()
-        for name in _ARRAYS[:-1]:  # id_ends: shifted below
+        self.runs.extend(other.runs)
+        for name in ("status", "counts", "id_lengths"):
             getattr(self, name).extend(getattr(other, name))
-        base = len(self.id_bytes)
-        self.id_bytes += other.id_bytes
-        self.id_ends.extend(e + base for e in other.id_ends)
+        for name in ("token_at", "tokens", "latency_at", "latency"):
+            getattr(self, name).extend(getattr(other, name))
+        self.id_blobs.extend(bytes(b) for b in other.id_blobs)
         self.reasons.update(other.reasons)
         self.pages.update(other.pages)
         self.attributes.update(other.attributes)
-        self.last = max(self.last, other.last)
+
+    def _frozen_ids(self) -> list[bytes | bytearray]:
+        """The ids' buffers, shared, not copied: only the last one is ever appended to, so it
+        becomes bytes (a later id starts a new buffer)."""
+        if self.id_blobs and isinstance(self.id_blobs[-1], bytearray):
+            self.id_blobs[-1] = bytes(self.id_blobs[-1])
+        return list(self.id_blobs)
 
     def columns(self, spill: Any) -> DocumentColumns:
         """The documents in gold order (by position). Added in that order (one streaming
-        pass), the columns are views of these arrays, not copies (a later add copies the
-        arrays first)."""
-        positions = np.frombuffer(self.positions, dtype=np.int64)
-        status = np.frombuffer(self.status, dtype=np.int8)
-        counts = np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 3)
-        ends = np.frombuffer(self.id_ends, dtype=np.int64)
-        blob: bytes | memoryview = memoryview(self.id_bytes)
-        if np.any(positions[1:] < positions[:-1]):
+        pass), the columns are the records' own arrays (each column's chunks joined once, the
+        ids' buffers as they are), not copies."""
+        status, counts = self.status.joined(), self.counts.joined()
+        lengths, blobs = self.id_lengths.joined(), self._frozen_ids()
+        positions = self.runs.positions()
+        if not isinstance(positions, range) and not self.runs.in_order():
             order = np.argsort(positions, kind="stable")
             positions, status, counts = positions[order], status[order], counts[order]
-            starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-            raw = bytes(self.id_bytes)
-            pieces = [raw[starts[k] : ends[k]] for k in order.tolist()]
-            blob = b"".join(pieces)
-            ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
-        else:
-            self.viewed = True
-        sorted_positions = positions
+            ends = np.cumsum(lengths, dtype=np.int64)
+            starts = ends - lengths
+            whole = b"".join(blobs)
+            blobs = [b"".join([whole[starts[k] : ends[k]] for k in order.tolist()])]
+            lengths = lengths[order]
+        ends_type = np.uint32 if sum(map(len, blobs)) <= 0xFFFF_FFFF else np.uint64
+        ends = np.cumsum(lengths, dtype=ends_type)
 
-        def row(position: int) -> int:
-            return int(np.searchsorted(sorted_positions, position))
+        def rows(at: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+            if isinstance(positions, range):
+                return at - positions.start
+            return np.searchsorted(positions, at)
 
         def sparse(at: array[int], values: array[float]) -> _Sparse:
-            rows = np.searchsorted(sorted_positions, np.frombuffer(at, dtype=np.int64))
-            order = np.argsort(rows, kind="stable")
-            return rows[order], np.frombuffer(values, dtype=np.float64)[order]
+            found = rows(np.array(at, dtype=np.int64))
+            order = np.argsort(found, kind="stable")
+            return found[order], np.array(values, dtype=np.float64)[order]
+
+        def row(position: int) -> int:
+            return int(rows(np.array([position], dtype=np.int64))[0])
 
         return DocumentColumns(
-            IdColumn(blob, ends),
+            IdColumn(blobs, ends),
             status,
             counts,
-            sorted_positions,
+            positions,
             sparse(self.token_at, self.tokens),
             sparse(self.latency_at, self.latency),
             {row(p): r for p, r in self.reasons.items()},
             {row(p): v for p, v in self.pages.items()},
-            [self.attributes[int(p)] for p in sorted_positions] if self.slices else None,
+            [self.attributes[int(p)] for p in positions] if self.slices else None,
             spill,
         )

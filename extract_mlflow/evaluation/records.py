@@ -88,9 +88,9 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
         data: dict[str, Any] = {
             "id": list(docs.ids[start:stop]),
             "status": [STATUSES[s] for s in docs.status[start:stop].tolist()],
-            "tp": docs.counts[start:stop, 0].copy(),
-            "fp": docs.counts[start:stop, 1].copy(),
-            "fn": docs.counts[start:stop, 2].copy(),
+            "tp": docs.counts[start:stop, 0].astype(np.int64),
+            "fp": docs.counts[start:stop, 1].astype(np.int64),
+            "fn": docs.counts[start:stop, 2].astype(np.int64),
         }
         if layouts:
             pages = docs.pages

@@ -32,6 +32,7 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 _CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
 _WEIGHT_CELLS = 16_000_000  # the most weights (resamples × documents) multiplied at once
+_GATHER_COLUMNS = 8  # integer counts of up to this many columns are gathered, not multiplied
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +72,14 @@ def resample_indices(n_docs: int, resamples: int, seed: int | None) -> IntArray:
     return rng.integers(0, n_docs, size=(resamples, n_docs), dtype=np.int64)
 
 
-def _exactness(counts: FloatArray, n_docs: int) -> tuple[type[np.floating[Any]], bool]:
+def _exactness(counts: npt.NDArray[Any], n_docs: int) -> tuple[type[np.floating[Any]], bool]:
     """(dtype, order-free) of the resampled sums: float32 when every sum is an integer below
     2**24 (exact, and the matrix product twice as fast), else float64; order-free when every
     sum is an integer float64 holds exactly, so the order of the additions inside a matrix
     product cannot change a bit."""
     if counts.size == 0:
         return np.float64, True
-    whole = bool(np.all(counts == np.floor(counts)))
+    whole = counts.dtype.kind in "ui" or bool(np.all(counts == np.floor(counts)))
     top = float(np.abs(counts).max()) * n_docs
     return (np.float32 if whole and top < 2**24 else np.float64), whole and top < 2**53
 
@@ -96,15 +97,20 @@ def resampled_sums(counts: FloatArray, indices: IntArray) -> FloatArray:
     return out
 
 
-def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> FloatArray:
+def bootstrap_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -> FloatArray:
     """``resampled_sums(counts, resample_indices(len(counts), resamples, seed))``, bit for bit,
     without the (resamples × documents) index matrix: the draws are taken from the same
     generator one block of rows at a time (numpy's stream does not depend on how a draw is cut
     into calls), so memory stays at a few tens of MB however many documents there are.
 
-    A wide count matrix (compare's: three columns per field and side) is multiplied by the
-    weights of many blocks at once: each product reads the whole matrix, so thin blocks would
-    read it a hundred times (most of the time at 100,000 documents)."""
+    Integer `counts` of a few columns (a compact evaluation's tp/fp/fn) are never copied to
+    floats: each resample's sums are gathered from its drawn documents and added as integers
+    (:func:`_gathered_sums`). A wide count matrix (compare's: three columns per field and
+    side) is multiplied by the weights of many blocks at once: each product reads the whole
+    matrix, so thin blocks would read it a hundred times (most of the time at 100,000
+    documents)."""
+    if counts.dtype.kind in "ui" and counts.shape[1] <= _GATHER_COLUMNS:
+        return _gathered_sums(counts, resamples, seed)
     n, width = counts.shape
     dtype, order_free = _exactness(counts, n)
     matrix = counts.astype(dtype)
@@ -125,6 +131,24 @@ def bootstrap_sums(counts: FloatArray, resamples: int, seed: int | None) -> Floa
         _block_weights(block, weights[filled : filled + take])
         filled += take
     out[done : done + filled] = weights[:filled] @ matrix
+    return out
+
+
+def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -> FloatArray:
+    """:func:`bootstrap_sums` of integer counts: the same draws, each resample's sums added as
+    int64 from the drawn documents' values (a gather per column, no weights, no float copy of
+    the counts). The sums are exact integers, as the matrix product's are (its floats hold
+    every integer below 2**53, and a resample's sum is at most the largest count times the
+    documents): bit for bit the same."""
+    n = counts.shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
+    step = _block_rows(n)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        block = rng.integers(0, n, size=(rows, n), dtype=np.int64)
+        for c in range(counts.shape[1]):
+            out[start : start + rows, c] = counts[:, c][block].sum(axis=1, dtype=np.int64)
     return out
 
 
@@ -174,8 +198,9 @@ def count_intervals(
     bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
     from .compact import DocumentColumns
 
+    counts: npt.NDArray[Any]
     if isinstance(documents, DocumentColumns):
-        counts = documents.count_matrix()
+        counts = documents.count_matrix()  # integers: summed as integers, never copied
     else:
         counts = np.array(
             [(d.counts.tp, d.counts.fp, d.counts.fn) for d in documents], dtype=np.float64
