@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +21,10 @@ from ..io.loading import (
 )
 from ..io.sources import load_sources, sources_from_gold
 from ..io.spill import CountsSpill
-from ..io.stream import JoinedStream
+from ..io.stream import JoinedStream, StreamSummary
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation, Extras, Inputs, Setup, content_digest
+from .workers import BATCH, score_documents, score_lockstep, worker_pool
 
 __all__ = [
     "Extras",
@@ -235,6 +232,7 @@ def score_files(
     profile: str | None = None,
     extras: Extras | None = None,
     workers: int = 1,
+    batch_size: int = BATCH,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
     the setup from a prescan, the documents joined on id as they are read
@@ -242,8 +240,12 @@ def score_files(
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
     report, errors and messages as :func:`score_sets` on the loaded files.
 
-    With `workers` > 1 this process reads and joins; batches of documents are scored in
-    that many processes, each into a fresh compact part, merged here in batch order."""
+    With `workers` > 1, batches of `batch_size` documents are scored in that many processes,
+    each into a fresh compact part, merged here in batch order
+    (:mod:`~extract_mlflow.evaluation.workers`). While the files are in lockstep the workers
+    also parse the lines (this process only reads them); from where they are not, and for a
+    whole pass with `extras` sources (the join decides which source text goes with a
+    document), this process joins and the workers score."""
     extras = extras or Extras()
     joined = JoinedStream(gold, pred, config.id_key)
     try:
@@ -264,26 +266,29 @@ def score_files(
 
     with gc_paused():
         if workers > 1:
-            _score_in_workers(run, documents(joined), workers)
+            with worker_pool(setup, workers) as pool:
+                if sources is None:
+                    rest = score_lockstep(run, gold, pred, pool, workers, batch_size)
+                    joined = JoinedStream(gold, pred, config.id_key, resume=rest)
+                score_documents(run, documents(joined), pool, workers, batch_size)
         else:
             for doc in documents(joined):
                 run.update(doc)
     summary = joined.summary
     del joined  # its id hashes and offsets: not needed for the result
-    inputs = Inputs(
+    return run.result(_stream_inputs(summary, extras, set(with_source)))
+
+
+def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]) -> Inputs:
+    return Inputs(
         gold_source=summary.gold_source,
         pred_source=summary.pred_source,
         gold_digest=summary.gold_digest,
         pred_digest=summary.pred_digest,
         unknown_ids=tuple(summary.unknown_ids),
         unattributed=tuple(summary.unattributed),
-        **Inputs.extras_facts(extras, set(with_source)),
+        **Inputs.extras_facts(extras, with_source),
     )
-    return run.result(inputs)
-
-
-_BATCH = 1000
-"""documents per task of a worker process"""
 
 
 def resolve_workers(workers: int) -> int:
@@ -291,57 +296,3 @@ def resolve_workers(workers: int) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ConfigError(f"workers must be 0 (one per core) or a positive number, not {workers}")
     return workers or os.cpu_count() or 1
-
-
-_worker_setup: Setup | None = None
-
-
-def _start_worker(setup: Setup) -> None:
-    """A worker's initializer: the setup of every task; Ctrl-C is the main process's to
-    handle (it stops the pass with one message), not every worker's."""
-    global _worker_setup
-    _worker_setup = setup
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _score_batch(batch: list[DocumentInput]) -> Evaluation:
-    """A worker's task: a fresh compact part with `batch` scored into it."""
-    assert _worker_setup is not None
-    part = Evaluation(_worker_setup, sink=CountsSpill())
-    with gc_paused():
-        for doc in batch:
-            part.update(doc)
-    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part
-
-
-def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
-    batch: list[DocumentInput] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _score_in_workers(run: Evaluation, docs: Iterator[DocumentInput], workers: int) -> None:
-    """Score `docs` in `workers` processes into `run`: at most two batches per worker in
-    flight (bounded memory), the parts merged in batch order."""
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(run.setup,)
-    ) as pool:
-        pending: deque[Future[Evaluation]] = deque()
-        try:
-            for batch in _batches(docs, _BATCH):
-                pending.append(pool.submit(_score_batch, batch))
-                if len(pending) >= 2 * workers:
-                    run.merge(pending.popleft().result())
-            while pending:
-                run.merge(pending.popleft().result())
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise
