@@ -195,9 +195,9 @@ class _no:
 def test_lockstep_files_are_parsed_by_the_workers(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    result, raw = parity(tmp_path, golds(10), preds(10), 3, caplog)
-    assert result[0] == "ok" and json.loads(result[1])["documents"] == 10
-    assert raw == 10  # every document, the last batch short
+    result, raw = parity(tmp_path, golds(51), preds(51), 2, caplog)
+    assert result[0] == "ok" and json.loads(result[1])["documents"] == 51
+    assert raw == 51  # every document, in 26 parts (merged in groups), the last one short
 
 
 def test_blank_lines_and_boms_stay_in_step(

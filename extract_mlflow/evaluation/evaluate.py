@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -247,36 +249,49 @@ def score_files(
     whole pass with `extras` sources (the join decides which source text goes with a
     document), this process joins and the workers score."""
     extras = extras or Extras()
-    joined = JoinedStream(gold, pred, config.id_key)
-    try:
-        setup = Setup.of_files(gold, pred, config, profile, extras)
-    except ConfigError:
-        check_files(gold, pred, config.id_key)  # a defect of the files is reported first
-        raise
-    run = Evaluation(setup, sink=CountsSpill())
-    sources = extras.sources
-    with_source: list[str] = []
+    with worker_pool(workers) if workers > 1 else nullcontext() as pool:
+        try:
+            setup = Setup.of_files(gold, pred, config, profile, extras)
+        except ConfigError:
+            check_files(gold, pred, config.id_key)  # a defect of the files is reported first
+            raise
+        run = Evaluation(setup, sink=CountsSpill())
+        summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
+    return run.result(_stream_inputs(summary, extras, with_source))
+
+
+def _pass(
+    run: Evaluation,
+    gold: str | Path,
+    pred: str | Path,
+    extras: Extras,
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    batch_size: int,
+) -> tuple[StreamSummary, set[str]]:
+    """Every gold document joined and scored into `run` (in `pool` when given); what the
+    stream learnt of the files and the ids of the documents given a source text."""
+    id_key, sources = run.setup.config.id_key, extras.sources
+    with_source: set[str] = set()
 
     def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
         for j in stream:
             source = sources.get(j.id) if sources is not None else None
             if source is not None:
-                with_source.append(j.id)
+                with_source.add(j.id)
             yield DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source)
 
+    joined = JoinedStream(gold, pred, id_key)
     with gc_paused():
-        if workers > 1:
-            with worker_pool(setup, workers) as pool:
-                if sources is None:
-                    rest = score_lockstep(run, gold, pred, pool, workers, batch_size)
-                    joined = JoinedStream(gold, pred, config.id_key, resume=rest)
-                score_documents(run, documents(joined), pool, workers, batch_size)
+        if pool is not None:
+            if sources is None:
+                rest = score_lockstep(run, gold, pred, pool, workers, batch_size)
+                joined = JoinedStream(gold, pred, id_key, resume=rest)
+            score_documents(run, documents(joined), pool, workers, batch_size)
         else:
             for doc in documents(joined):
                 run.update(doc)
-    summary = joined.summary
-    del joined  # its id hashes and offsets: not needed for the result
-    return run.result(_stream_inputs(summary, extras, set(with_source)))
+    return joined.summary, with_source
 
 
 def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]) -> Inputs:

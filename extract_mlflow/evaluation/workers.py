@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import pickle
 import signal
 from array import array
 from collections import deque
@@ -46,29 +47,39 @@ BATCH = 1000
 Lockstep = tuple[Resume, "array[int]", "array[int]"]
 """where the lockstep batches end, the id hashes and line offsets of the gold documents before"""
 
-_worker_setup: Setup | None = None
+_GROUP = 16
+"""parts merged into one another before their group is merged into the run"""
+
+_setup: tuple[bytes, Setup] | None = None
+"""a worker's setup, and the bytes it came from"""
 
 
-def worker_pool(setup: Setup, workers: int) -> ProcessPoolExecutor:
-    """`workers` spawned processes, each holding `setup` for its tasks."""
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """`workers` spawned processes, started now: they import the scorer while this process
+    prescans the files for the setup (each task brings it pickled: a few KB, read once)."""
     context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(setup,)
-    )
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker)
+    for _ in range(workers):
+        pool.submit(_start_worker)  # a task while none is idle: one more process
+    return pool
 
 
-def _start_worker(setup: Setup) -> None:
-    """A worker's initializer: the setup of every task; Ctrl-C is the main process's to
-    handle (it stops the pass with one message), not every worker's."""
-    global _worker_setup
-    _worker_setup = setup
+def _start_worker() -> None:
+    """A worker's initializer: Ctrl-C is the main process's to handle (it stops the pass
+    with one message), not every worker's."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _score_batch(batch: list[DocumentInput]) -> Evaluation:
+def _setup_of(blob: bytes) -> Setup:
+    global _setup
+    if _setup is None or _setup[0] != blob:
+        _setup = (blob, pickle.loads(blob))
+    return _setup[1]
+
+
+def _score_batch(blob: bytes, batch: list[DocumentInput]) -> Evaluation:
     """A worker's task: a fresh compact part with `batch` scored into it."""
-    assert _worker_setup is not None
-    part = Evaluation(_worker_setup, sink=CountsSpill())
+    part = Evaluation(_setup_of(blob), sink=CountsSpill())
     with gc_paused():
         for doc in batch:
             part.update(doc)
@@ -76,17 +87,18 @@ def _score_batch(batch: list[DocumentInput]) -> Evaluation:
     return part
 
 
-def _score_pairs(pairs: list[RawPair], position: int) -> tuple[Evaluation, array[int]] | None:
+def _score_pairs(
+    blob: bytes, pairs: list[RawPair], position: int
+) -> tuple[Evaluation, array[int]] | None:
     """A worker's task: the part of a batch of raw pairs and its gold ids' hashes, or None
     when the batch is not in lockstep."""
-    assert _worker_setup is not None
     with gc_paused():
-        joined = join_in_step(pairs, position, _worker_setup.config.id_key)
+        joined = join_in_step(pairs, position, _setup_of(blob).config.id_key)
         if joined is None:
             return None
         docs = [DocumentInput(j.position, j.id, j.gold, j.pred, j.failure) for j in joined]
         hashes = array("Q", [id_hash(j.id) for j in joined])
-    return _score_batch(docs), hashes
+    return _score_batch(blob, docs), hashes
 
 
 def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
@@ -100,6 +112,28 @@ def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[Document
         yield batch
 
 
+class _Merger:
+    """Parts merged into `run` in batch order, :data:`_GROUP` into one another first: each
+    merge checks the two parts' documents are disjoint at the cost of both sizes, so merging
+    every part straight into the run would cost the square of the number of documents."""
+
+    def __init__(self, run: Evaluation) -> None:
+        self.run = run
+        self.group: Evaluation | None = None
+        self.parts = 0
+
+    def add(self, part: Evaluation) -> None:
+        self.group = part if self.group is None else self.group.merge(part)
+        self.parts += 1
+        if self.parts >= _GROUP:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.group is not None:
+            self.run.merge(self.group)
+        self.group, self.parts = None, 0
+
+
 def score_documents(
     run: Evaluation,
     docs: Iterator[DocumentInput],
@@ -110,13 +144,16 @@ def score_documents(
     """Score `docs` in the pool's `workers` processes into `run`, in batches of `size`: at most
     two batches per worker in flight, the parts merged in batch order."""
     pending: deque[Future[Evaluation]] = deque()
+    merged = _Merger(run)
+    blob = pickle.dumps(run.setup)
     try:
         for batch in _batches(docs, size):
-            pending.append(pool.submit(_score_batch, batch))
+            pending.append(pool.submit(_score_batch, blob, batch))
             if len(pending) >= 2 * workers:
-                run.merge(pending.popleft().result())
+                merged.add(pending.popleft().result())
         while pending:
-            run.merge(pending.popleft().result())
+            merged.add(pending.popleft().result())
+        merged.flush()
     finally:
         for future in pending:
             future.cancel()
@@ -142,15 +179,19 @@ def score_lockstep(
     pending: _Flight = deque()
     stop: Resume | None = None
     batches = reader.__iter__()
+    merged = _Merger(run)
+    blob = pickle.dumps(run.setup)
     try:
         for batch in batches:
-            pending.append((batch, pool.submit(_score_pairs, batch.pairs, batch.start.position)))
+            task = pool.submit(_score_pairs, blob, batch.pairs, batch.start.position)
+            pending.append((batch, task))
             while stop is None and len(pending) >= 2 * workers:
-                stop = _merge_next(run, pending, hashes, offsets)
+                stop = _merge_next(merged, pending, hashes, offsets)
             if stop is not None:
                 break
         while stop is None and pending:
-            stop = _merge_next(run, pending, hashes, offsets)
+            stop = _merge_next(merged, pending, hashes, offsets)
+        merged.flush()
     finally:
         batches.close()
         for _, future in pending:
@@ -166,7 +207,7 @@ def score_lockstep(
 
 
 def _merge_next(
-    run: Evaluation, pending: _Flight, hashes: array[int], offsets: array[int]
+    merged: _Merger, pending: _Flight, hashes: array[int], offsets: array[int]
 ) -> Resume | None:
     """Merge the first batch in flight; its start if it was not in lockstep."""
     batch, future = pending.popleft()
@@ -174,7 +215,7 @@ def _merge_next(
     if done is None:
         return batch.start
     part, part_hashes = done
-    run.merge(part)
+    merged.add(part)
     hashes.extend(part_hashes)
     offsets.extend(batch.offsets)
     return None
