@@ -334,7 +334,7 @@ def test_oversized_prediction_line_in_step(
 
 @pytest.mark.slow
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(pair=file_pairs(), batch=st.integers(1, 4))
 def test_random_file_pairs_in_workers(tmp_path: Path, pair: Any, batch: int) -> None:

@@ -18,6 +18,10 @@ The join, in the order that costs least:
 
 Errors come in the same order as loading both files first: any defect of the gold file wins over
 any defect of the prediction file (which is kept until the gold file has been read to its end).
+
+A stream can start where another reader of the same pass stopped (:class:`Resume`: worker
+processes parse the lockstep pairs, :mod:`~extract_mlflow.io.lockstep`); the rules of a pair in
+lockstep are :func:`read_gold` and :func:`in_step`, shared by both.
 """
 
 from __future__ import annotations
