@@ -330,6 +330,10 @@ def test_oversized_prediction_line_in_step(
     result, raw = parity(tmp_path, golds(6), pred, 2, caplog)
     assert result[0] == "ok" and raw == 6
     assert "over the 16 MiB limit" in result[1]
+    gold = golds(6)
+    gold[4] = pred[3].replace('"d3"', '"d4"')  # a gold line over the limit: the gold error
+    result, raw = parity(tmp_path, gold, preds(6), 2, caplog)
+    assert result[0] == "InputError" and ":5: line is " in result[1] and raw == 4
 
 
 @pytest.mark.slow
