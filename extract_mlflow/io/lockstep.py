@@ -11,7 +11,8 @@ another id). Such a batch, and everything after it, is the stream's: a
 :class:`~extract_mlflow.io.stream.JoinedStream` resumed at the batch's start
 (:attr:`RawBatch.start`) reads it again and joins, checks and reports exactly as one pass
 from the start would (it indexes the prediction file, or raises the gold file's error after
-its earlier checks). Speculation costs at most the parsing of the batches in flight.
+its earlier checks). Speculating costs at most the batches in flight behind it (scored by
+the workers, then dropped).
 """
 
 from __future__ import annotations
