@@ -1,20 +1,33 @@
 """`--workers N`: batches scored in worker processes and merged give the report of one
-process, field by field (JSON text, metrics, intervals, counts frame, documents)."""
+process, field by field (JSON text, metrics, intervals, counts frame, documents), and the same
+error for defective files. While the files are in lockstep the workers parse raw line pairs;
+from the first batch out of step this process joins: the tests check both the parity and
+where the hand-over happened (the debug log of the workers module)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import random
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_compact import assert_compact_same
+from test_stream import file_pairs, write
 
-import extract_mlflow.evaluation.evaluate as evaluate_module
-from extract_mlflow.errors import ConfigError
-from extract_mlflow.evaluation.evaluate import evaluate
+from extract_mlflow.config import Config, load_config
+from extract_mlflow.errors import ConfigError, ExtractMlflowError
+from extract_mlflow.evaluation.accumulator import Extras
+from extract_mlflow.evaluation.evaluate import evaluate, score_files
+from extract_mlflow.io.loading import MAX_LINE_BYTES
+from extract_mlflow.io.sources import load_sources
 from extract_mlflow.report import Report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,15 +46,14 @@ def assert_workers_same(got: Report, want: Report) -> None:
     ("example", "pred", "with_sources"),
     [("invoices", "pred_baseline.jsonl", True), ("papers", "pred_complete.jsonl", False)],
 )
-def test_examples_in_workers_equal_one_process(
-    example: str, pred: str, with_sources: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_examples_in_workers_equal_one_process(example: str, pred: str, with_sources: bool) -> None:
     folder = EXAMPLES / example
     kwargs = {"sources": folder / "sources"} if with_sources else {}
     args = (folder / "gold.jsonl", folder / pred, folder / "config.toml")
     want = evaluate(*args, **kwargs)  # type: ignore[arg-type]
-    monkeypatch.setattr(evaluate_module, "_BATCH", 2)  # several parts, several processes
-    got = evaluate(*args, workers=2, **kwargs)  # type: ignore[arg-type]
+    extras = Extras(sources=load_sources(folder / "sources") if with_sources else None)
+    config = load_config(folder / "config.toml")
+    got = score_files(args[0], args[1], config, extras=extras, workers=2, batch_size=2)
     assert len(want.documents) > 4
     if with_sources:
         assert want.fidelity is not None and got.fidelity == want.fidelity
@@ -110,3 +122,249 @@ def test_workers_are_for_the_local_engine(synthetic: tuple[Path, Path]) -> None:
     assert bad.returncode == 2
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --workers is for --engine local")
+
+
+# -- raw line pairs parsed by the workers, and the hand-over to this process -------------------
+
+
+def line(doc_id: str | int, value: int) -> str:
+    items = [{"sku": f"s{value}", "qty": value}, {"sku": "k", "qty": 1}]
+    return json.dumps({"id": doc_id, "total": value, "items": items}) + "\n"
+
+
+def golds(n: int) -> list[str]:
+    return [line(f"d{i}", i % 3) for i in range(n)]
+
+
+def preds(n: int) -> list[str]:
+    return [line(f"d{i}", i % 2) for i in range(n)]
+
+
+Outcome = tuple[str, Any]
+
+
+def outcome(run: Callable[[], Report]) -> tuple[Outcome, Report | None]:
+    try:
+        report = run()
+    except ExtractMlflowError as exc:
+        return (type(exc).__name__, str(exc)), None
+    return ("ok", json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str)), report
+
+
+_HANDOVER = re.compile(r"^(\d+) documents parsed by the workers in lockstep")
+
+
+def parity(
+    tmp_path: Path,
+    gold_lines: list[str],
+    pred_lines: list[str],
+    batch: int,
+    caplog: pytest.LogCaptureFixture | None = None,
+    *,
+    gold_bom: bool = False,
+    pred_bom: bool = False,
+) -> tuple[Outcome, int | None]:
+    """The outcome of one process and of two workers on the same files (asserted equal), and
+    how many documents the workers joined from raw pairs (None: not logged)."""
+    gold = write(tmp_path / "gold.jsonl", gold_lines, gold_bom)
+    pred = write(tmp_path / "pred.jsonl", pred_lines, pred_bom)
+    one, want = outcome(lambda: evaluate(gold, pred))
+    if caplog is not None:
+        caplog.clear()
+    with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.workers") if caplog else _no():
+        two, got = outcome(lambda: score_files(gold, pred, Config(), workers=2, batch_size=batch))
+    assert two == one
+    if want is not None:
+        assert got is not None
+        assert_workers_same(got, want)
+    raw = None
+    if caplog is not None:
+        found = [m for r in caplog.records if (m := _HANDOVER.match(r.getMessage()))]
+        raw = int(found[-1].group(1)) if found else None
+    return one, raw
+
+
+class _no:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+def test_lockstep_files_are_parsed_by_the_workers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    result, raw = parity(tmp_path, golds(51), preds(51), 2, caplog)
+    assert result[0] == "ok" and json.loads(result[1])["documents"] == 51
+    assert raw == 51  # every document, in 26 parts (merged in groups), the last one short
+
+
+def test_blank_lines_and_boms_stay_in_step(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    gold, pred = golds(9), preds(9)
+    gold.insert(4, "\n")
+    pred[2:2] = ["   \n", "\n"]
+    pred.append("\n")
+    result, raw = parity(tmp_path, gold, pred, 2, caplog, gold_bom=True, pred_bom=True)
+    assert result[0] == "ok" and raw == 9
+
+
+@pytest.mark.parametrize(
+    ("at", "batch", "raw"),
+    [(1, 4, 0), (5, 4, 4), (9, 4, 8), (9, 3, 9)],
+    ids=["first-batch", "middle-batch", "last-line", "last-line-own-batch"],
+)
+def test_files_out_of_step(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, at: int, batch: int, raw: int
+) -> None:
+    """Prediction line `at` carries another id: the batch holding it is joined here."""
+    pred = preds(10)
+    pred[at] = line("other", 1)
+    result, got = parity(tmp_path, golds(10), pred, batch, caplog)
+    assert result[0] == "ok" and "other" in json.loads(result[1])["unknown_ids"]
+    assert got == raw
+
+
+def test_swapped_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pred = preds(10)
+    pred[4], pred[5] = pred[5], pred[4]
+    result, raw = parity(tmp_path, golds(10), pred, 2, caplog)
+    assert result[0] == "ok" and raw == 4
+
+
+def test_extra_prediction_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pred = [*preds(10), line("x1", 1), "not json\n", line("x2", 2)]
+    result, raw = parity(tmp_path, golds(10), pred, 3, caplog)
+    report = json.loads(result[1])
+    assert report["unknown_ids"] == ["x1", "x2"] and len(report["unattributed_lines"]) == 1
+    assert raw == 10
+
+
+def test_missing_prediction_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    result, raw = parity(tmp_path, golds(10), preds(7), 3, caplog)
+    assert result[0] == "ok" and raw == 6  # the batch the prediction file ends in: joined here
+
+
+@pytest.mark.parametrize(
+    ("broken", "raw"),
+    [('{"id": "d4", "total": \n', 10), ("not json at all\n", 3)],
+    ids=["id-recovered", "no-id"],
+)
+def test_invalid_prediction_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: str, raw: int
+) -> None:
+    """A line that does not parse is in step when its recovered id is the gold id."""
+    pred = preds(10)
+    pred[4] = broken
+    result, got = parity(tmp_path, golds(10), pred, 3, caplog)
+    assert result[0] == "ok" and got == raw
+    report = json.loads(result[1])
+    assert report["parse_failure_rate"] == pytest.approx(0.1)
+    assert len(report["unattributed_lines"]) == (raw < 10)
+
+
+def test_gold_syntax_error_in_a_later_batch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    gold = golds(10)
+    gold[7] = '{"id": "d7", "total": \n'
+    result, raw = parity(tmp_path, gold, preds(10), 3, caplog)
+    assert result[0] == "InputError" and ":8: invalid JSON" in result[1]
+    assert raw == 6
+
+
+def test_gold_error_after_a_prediction_defect(tmp_path: Path) -> None:
+    """The gold file's defect wins over the prediction file's, wherever each is."""
+    gold = golds(10)
+    gold[8] = "[1]\n"
+    pred = preds(10)
+    pred[2] = "garbage\n"
+    result, _ = parity(tmp_path, gold, pred, 3)
+    assert result[0] == "InputError" and ":9: not a JSON object" in result[1]
+    utf16 = tmp_path / "u"
+    utf16.mkdir()
+    (utf16 / "pred.jsonl").write_bytes(b"\xff\xfe" + "".join(preds(10)).encode("utf-16-le"))
+    (utf16 / "gold.jsonl").write_text("".join(gold))
+    one, _ = outcome(lambda: evaluate(utf16 / "gold.jsonl", utf16 / "pred.jsonl"))
+    two, _ = outcome(
+        lambda: score_files(
+            utf16 / "gold.jsonl", utf16 / "pred.jsonl", Config(), workers=2, batch_size=3
+        )
+    )
+    assert two == one and ":9: not a JSON object" in one[1]
+
+
+def test_duplicate_gold_ids_across_batches(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    gold, pred = golds(10), preds(10)
+    gold[8], pred[8] = line("d1", 2), line("d1", 2)  # in step, the repeat in a later batch
+    result, raw = parity(tmp_path, gold, pred, 3, caplog)
+    assert result == (
+        "InputError",
+        f"{tmp_path / 'gold.jsonl'}:9: duplicate id 'd1' (first on line 2)",
+    )
+    assert raw == 10
+
+
+def test_duplicate_prediction_id_after_lockstep(tmp_path: Path) -> None:
+    pred = [*preds(10), line("d3", 1)]
+    result, _ = parity(tmp_path, golds(10), pred, 4)
+    assert result[0] == "InputError" and "duplicate prediction id 'd3'" in result[1]
+
+
+def test_empty_and_absent_files(tmp_path: Path) -> None:
+    assert parity(tmp_path, golds(4), [], 2)[0][0] == "InputError"
+    assert parity(tmp_path, [], preds(4), 2)[0][0] == "InputError"
+    assert parity(tmp_path, ["\n"], ["\n"], 2)[0][0] == "InputError"
+
+
+def test_oversized_prediction_line_in_step(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A line over the limit is a parse failure of the id at its head: in step."""
+    pred = preds(6)
+    pred[3] = '{"id": "d3", "note": "' + "x" * (MAX_LINE_BYTES + 10) + '"}\n'
+    result, raw = parity(tmp_path, golds(6), pred, 2, caplog)
+    assert result[0] == "ok" and raw == 6
+    assert "over the 16 MiB limit" in result[1]
+    gold = golds(6)
+    gold[4] = pred[3].replace('"d3"', '"d4"')  # a gold line over the limit: the gold error
+    result, raw = parity(tmp_path, gold, preds(6), 2, caplog)
+    assert result[0] == "InputError" and ":5: line is " in result[1] and raw == 4
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pair=file_pairs(), batch=st.integers(1, 4))
+def test_random_file_pairs_in_workers(tmp_path: Path, pair: Any, batch: int) -> None:
+    """Random gold and prediction files (gaps, repeats, extra, broken and blank lines, BOMs,
+    gold defects): two workers with small batches give one process's report or error."""
+    gold_lines, pred_lines, gold_bom, pred_bom = pair
+    parity(tmp_path, gold_lines, pred_lines, batch, gold_bom=gold_bom, pred_bom=pred_bom)
+
+
+def _cli_pair(tmp_path: Path, gold: list[str], pred: list[str]) -> tuple[Any, Any]:
+    g = write(tmp_path / "gold.jsonl", gold)
+    p = write(tmp_path / "pred.jsonl", pred)
+    return _score(g, p, "--format", "json"), _score(g, p, "--format", "json", "--workers", "2")
+
+
+@pytest.mark.slow
+def test_cli_out_of_step_in_a_middle_batch_and_errors(tmp_path: Path) -> None:
+    """The CLI with its own batch size (1,000): 2,500 documents out of step at 1,500, then a
+    gold syntax error at 2,200: the same JSON, then the same one line and exit 2."""
+    gold, pred = golds(2500), preds(2500)
+    pred[1500], pred[1501] = pred[1501], pred[1500]
+    one, two = _cli_pair(tmp_path, gold, pred)
+    assert one.returncode == two.returncode == 0, two.stderr
+    assert two.stdout == one.stdout and json.loads(one.stdout)["documents"] == 2500
+    gold[2200] = '{"id": \n'
+    one, two = _cli_pair(tmp_path, gold, pred)
+    assert one.returncode == two.returncode == 2
+    assert two.stderr == one.stderr and one.stderr.startswith("error:")
+    assert two.stdout == one.stdout == ""

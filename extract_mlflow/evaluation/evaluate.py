@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +23,10 @@ from ..io.loading import (
 )
 from ..io.sources import load_sources, sources_from_gold
 from ..io.spill import CountsSpill
-from ..io.stream import JoinedStream
+from ..io.stream import JoinedStream, StreamSummary
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation, Extras, Inputs, Setup, content_digest
+from .workers import BATCH, score_documents, score_lockstep, worker_pool
 
 __all__ = [
     "Extras",
@@ -235,6 +234,7 @@ def score_files(
     profile: str | None = None,
     extras: Extras | None = None,
     workers: int = 1,
+    batch_size: int = BATCH,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
     the setup from a prescan, the documents joined on id as they are read
@@ -242,48 +242,68 @@ def score_files(
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
     report, errors and messages as :func:`score_sets` on the loaded files.
 
-    With `workers` > 1 this process reads and joins; batches of documents are scored in
-    that many processes, each into a fresh compact part, merged here in batch order."""
+    With `workers` > 1, batches of `batch_size` documents are scored in that many processes,
+    each into a fresh compact part, merged here in batch order
+    (:mod:`~extract_mlflow.evaluation.workers`). While the files are in lockstep the workers
+    also parse the lines (this process only reads them); from where they are not, and for a
+    whole pass with `extras` sources (the join decides which source text goes with a
+    document), this process joins and the workers score."""
     extras = extras or Extras()
-    joined = JoinedStream(gold, pred, config.id_key)
-    try:
-        setup = Setup.of_files(gold, pred, config, profile, extras)
-    except ConfigError:
-        check_files(gold, pred, config.id_key)  # a defect of the files is reported first
-        raise
-    run = Evaluation(setup, sink=CountsSpill())
-    sources = extras.sources
-    with_source: list[str] = []
+    with worker_pool(workers) if workers > 1 else nullcontext() as pool:
+        try:
+            setup = Setup.of_files(gold, pred, config, profile, extras)
+        except ConfigError:
+            check_files(gold, pred, config.id_key)  # a defect of the files is reported first
+            raise
+        run = Evaluation(setup, sink=CountsSpill())
+        summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
+    return run.result(_stream_inputs(summary, extras, with_source))
+
+
+def _pass(
+    run: Evaluation,
+    gold: str | Path,
+    pred: str | Path,
+    extras: Extras,
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    batch_size: int,
+) -> tuple[StreamSummary, set[str]]:
+    """Every gold document joined and scored into `run` (in `pool` when given); what the
+    stream learnt of the files and the ids of the documents given a source text."""
+    id_key, sources = run.setup.config.id_key, extras.sources
+    with_source: set[str] = set()
 
     def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
         for j in stream:
             source = sources.get(j.id) if sources is not None else None
             if source is not None:
-                with_source.append(j.id)
+                with_source.add(j.id)
             yield DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source)
 
+    joined = JoinedStream(gold, pred, id_key)
     with gc_paused():
-        if workers > 1:
-            _score_in_workers(run, documents(joined), workers)
+        if pool is not None:
+            if sources is None:
+                rest = score_lockstep(run, gold, pred, pool, workers, batch_size)
+                joined = JoinedStream(gold, pred, id_key, resume=rest)
+            score_documents(run, documents(joined), pool, workers, batch_size)
         else:
             for doc in documents(joined):
                 run.update(doc)
-    summary = joined.summary
-    del joined  # its id hashes and offsets: not needed for the result
-    inputs = Inputs(
+    return joined.summary, with_source
+
+
+def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]) -> Inputs:
+    return Inputs(
         gold_source=summary.gold_source,
         pred_source=summary.pred_source,
         gold_digest=summary.gold_digest,
         pred_digest=summary.pred_digest,
         unknown_ids=tuple(summary.unknown_ids),
         unattributed=tuple(summary.unattributed),
-        **Inputs.extras_facts(extras, set(with_source)),
+        **Inputs.extras_facts(extras, with_source),
     )
-    return run.result(inputs)
-
-
-_BATCH = 1000
-"""documents per task of a worker process"""
 
 
 def resolve_workers(workers: int) -> int:
@@ -291,57 +311,3 @@ def resolve_workers(workers: int) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ConfigError(f"workers must be 0 (one per core) or a positive number, not {workers}")
     return workers or os.cpu_count() or 1
-
-
-_worker_setup: Setup | None = None
-
-
-def _start_worker(setup: Setup) -> None:
-    """A worker's initializer: the setup of every task; Ctrl-C is the main process's to
-    handle (it stops the pass with one message), not every worker's."""
-    global _worker_setup
-    _worker_setup = setup
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _score_batch(batch: list[DocumentInput]) -> Evaluation:
-    """A worker's task: a fresh compact part with `batch` scored into it."""
-    assert _worker_setup is not None
-    part = Evaluation(_worker_setup, sink=CountsSpill())
-    with gc_paused():
-        for doc in batch:
-            part.update(doc)
-    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part
-
-
-def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
-    batch: list[DocumentInput] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _score_in_workers(run: Evaluation, docs: Iterator[DocumentInput], workers: int) -> None:
-    """Score `docs` in `workers` processes into `run`: at most two batches per worker in
-    flight (bounded memory), the parts merged in batch order."""
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(run.setup,)
-    ) as pool:
-        pending: deque[Future[Evaluation]] = deque()
-        try:
-            for batch in _batches(docs, _BATCH):
-                pending.append(pool.submit(_score_batch, batch))
-                if len(pending) >= 2 * workers:
-                    run.merge(pending.popleft().result())
-            while pending:
-                run.merge(pending.popleft().result())
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            raise

@@ -20,10 +20,10 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -184,51 +184,84 @@ def _iter_lines(path: Path, hasher: Any) -> Iterator[tuple[int, bytes | _Oversiz
         yield lineno, raw
 
 
-def iter_raw_lines(path: Path, hasher: Any) -> Iterator[tuple[int, int, bytes | _Oversized]]:
+def iter_raw_lines(
+    path: Path, hasher: Any, offset: int = 0, lineno: int = 0
+) -> Iterator[tuple[int, int, bytes | _Oversized]]:
     """(line number, byte offset of the line, raw line) for non-blank lines, every byte read
     fed to `hasher`; an _Oversized for a line over the limit. The UTF-8 BOM of line 1 is
-    dropped (its offset is then 3); a UTF-16 file is refused."""
-    try:
-        f = path.open("rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a JSONL file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    with f:
-        lineno = offset = 0
-        while True:
-            raw = f.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            hasher.update(raw)
-            lineno += 1
-            start, offset = offset, offset + len(raw)
-            if lineno == 1:
-                if raw.startswith(_UTF16_BOMS):
-                    raise InputError(f"{path}: file is UTF-16 encoded; save it as UTF-8")
-                if raw.startswith(_UTF8_BOM):
-                    raw, start = raw[len(_UTF8_BOM) :], len(_UTF8_BOM)
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                size = len(raw)
-                while True:  # skip the rest of the over-long line, still hashing it
-                    rest = f.readline(1 << 20)
-                    hasher.update(rest)
-                    offset += len(rest)
-                    size += len(rest) - rest.endswith(b"\n")  # the line end not counted
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                    if size > MAX_ENDLESS_BYTES:
-                        raise InputError(
-                            f"{path}:{lineno}: line runs past {MAX_ENDLESS_BYTES >> 20} MiB "
-                            f"without a line end (over the {MAX_LINE_BYTES >> 20} MiB limit; "
-                            "an endless stream?)"
-                        )
-                yield lineno, start, _Oversized(raw[:_RECOVER_CHARS], size)
-                continue
-            if raw.strip():
-                yield lineno, start, raw
+    dropped (its offset is then 3); a UTF-16 file is refused. `offset` and `lineno`: start
+    after line `lineno`, which ends at byte `offset` (see :class:`RawLines`)."""
+    return iter(RawLines(path, hasher, offset, lineno))
+
+
+class RawLines:
+    """The non-blank lines of a file, as :func:`iter_raw_lines` gives them; while it is read,
+    `end` and `lineno` say where the last line given ends (byte offset, line number): where
+    another reader resumes, with `hasher` fed every byte before `end`."""
+
+    __slots__ = ("end", "hasher", "lineno", "path")
+
+    def __init__(self, path: Path, hasher: Any, offset: int = 0, lineno: int = 0) -> None:
+        self.path, self.hasher, self.end, self.lineno = path, hasher, offset, lineno
+
+    def _open(self) -> IO[bytes]:
+        path = self.path
+        try:
+            f = path.open("rb")
+        except FileNotFoundError:
+            raise InputError(f"{path}: file not found") from None
+        except IsADirectoryError:
+            raise InputError(f"{path}: is a directory, expected a JSONL file") from None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        if self.end:
+            f.seek(self.end)
+        return f
+
+    def __iter__(self) -> Generator[tuple[int, int, bytes | _Oversized], None, None]:
+        path, hasher = self.path, self.hasher
+        with self._open() as f:
+            lineno, offset = self.lineno, self.end
+            while True:
+                raw = f.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    self.end, self.lineno = offset, lineno
+                    return
+                hasher.update(raw)
+                lineno += 1
+                start, offset = offset, offset + len(raw)
+                if lineno == 1:
+                    if raw.startswith(_UTF16_BOMS):
+                        raise InputError(f"{path}: file is UTF-16 encoded; save it as UTF-8")
+                    if raw.startswith(_UTF8_BOM):
+                        raw, start = raw[len(_UTF8_BOM) :], len(_UTF8_BOM)
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    offset, size = _skip_rest(f, hasher, path, lineno, offset, len(raw))
+                    self.end, self.lineno = offset, lineno
+                    yield lineno, start, _Oversized(raw[:_RECOVER_CHARS], size)
+                    continue
+                if raw.strip():
+                    self.end, self.lineno = offset, lineno
+                    yield lineno, start, raw
+
+
+def _skip_rest(
+    f: IO[bytes], hasher: Any, path: Path, lineno: int, offset: int, size: int
+) -> tuple[int, int]:
+    """Skip the rest of an over-long line, still hashing it: (offset after it, its size)."""
+    while True:
+        rest = f.readline(1 << 20)
+        hasher.update(rest)
+        offset += len(rest)
+        size += len(rest) - rest.endswith(b"\n")  # the line end not counted
+        if not rest or rest.endswith(b"\n"):
+            return offset, size
+        if size > MAX_ENDLESS_BYTES:
+            raise InputError(
+                f"{path}:{lineno}: line runs past {MAX_ENDLESS_BYTES >> 20} MiB "
+                f"without a line end (over the {MAX_LINE_BYTES >> 20} MiB limit; "
+                "an endless stream?)"
+            )
 
 
 def _decode(raw: bytes | _Oversized) -> str:

@@ -18,6 +18,10 @@ The join, in the order that costs least:
 
 Errors come in the same order as loading both files first: any defect of the gold file wins over
 any defect of the prediction file (which is kept until the gold file has been read to its end).
+
+A stream can start where another reader of the same pass stopped (:class:`Resume`: worker
+processes parse the lockstep pairs, :mod:`~extract_mlflow.io.lockstep`); the rules of a pair in
+lockstep are :func:`read_gold` and :func:`in_step`, shared by both.
 """
 
 from __future__ import annotations
@@ -74,9 +78,42 @@ class StreamSummary:
     """how the files were joined: "lockstep" or "indexed" (diagnostics only)"""
 
 
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where a :class:`JoinedStream` picks up a pass that another reader joined in lockstep so
+    far: the first `position` gold documents and as many prediction lines are read, through
+    byte `gold_end` (line `gold_line`) and `pred_end` (line `pred_line`); the hashers have been
+    fed every byte before those ends (each file's bytes are hashed once, in order)."""
+
+    position: int
+    gold_end: int
+    gold_line: int
+    gold_hasher: Any
+    pred_end: int
+    pred_line: int
+    pred_hasher: Any
+
+
 def id_hash(doc_id: str) -> int:
     """A 64-bit hash of an id (blake2b: stable across processes, unlike hash())."""
     return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def read_gold(raw: bytes | _Oversized, id_key: str) -> tuple[dict[str, Any], str]:
+    """A gold line's document and id, or _LineError saying what is wrong with it."""
+    doc = gold_object(raw)
+    return doc, _doc_id(doc, id_key)
+
+
+def in_step(line: _Line, gold_id: str, id_key: str) -> tuple[Any, str | None] | None:
+    """(document, failure) when the prediction `line` belongs to `gold_id` (a line that does
+    not parse counts when the id recovered from its text is `gold_id`), else None: the
+    prediction file is out of gold order from this line on."""
+    lineno, _, raw = line
+    doc_id, doc, problem = _read_prediction(raw, id_key)
+    if doc_id != gold_id:
+        return None
+    return doc, None if doc is not None else f"line {lineno}: {problem}"
 
 
 class JoinedStream:
@@ -93,7 +130,18 @@ class JoinedStream:
     'indexed'
     """
 
-    def __init__(self, gold: str | Path, pred: str | Path, id_key: str = "id") -> None:
+    def __init__(
+        self,
+        gold: str | Path,
+        pred: str | Path,
+        id_key: str = "id",
+        *,
+        resume: tuple[Resume, array[int], array[int]] | None = None,
+    ) -> None:
+        """`resume`: continue a pass joined in lockstep up to a :class:`Resume`, given the id
+        hashes (:func:`id_hash`) and line offsets of the gold documents before it; the
+        documents yielded, the checks and the errors are then those of one pass from the
+        start, from that point on."""
         self.gold_path, self.pred_path, self.id_key = Path(gold), Path(pred), id_key
         self.summary = StreamSummary(str(self.gold_path), str(self.pred_path))
         self._gold_hashes = array("Q")
@@ -101,12 +149,22 @@ class JoinedStream:
         self._pred_error: InputError | None = None
         self._pred_lines = 0
         self._index: _PredictionIndex | None = None
+        self._resume = Resume(0, 0, 0, _sha256(), 0, 0, _sha256())
+        if resume is not None:
+            self._resume, hashes, offsets = resume
+            assert len(hashes) == len(offsets) == self._resume.position
+            self._gold_hashes.extend(hashes)
+            self._gold_offsets.extend(offsets)
+            self._pred_lines = self._resume.position
 
     def __iter__(self) -> Iterator[Joined]:
-        ghasher, phasher = _sha256(), _sha256()
-        preds = self._pred_lines_iter(phasher)
-        position = -1
-        for lineno, offset, raw in iter_raw_lines(self.gold_path, ghasher):
+        at = self._resume
+        ghasher, phasher = at.gold_hasher, at.pred_hasher
+        preds = self._pred_lines_iter(phasher, at.pred_end, at.pred_line)
+        position = at.position - 1
+        for lineno, offset, raw in iter_raw_lines(
+            self.gold_path, ghasher, at.gold_end, at.gold_line
+        ):
             position += 1
             doc, doc_id = self._gold(lineno, raw)
             self._gold_hashes.append(id_hash(doc_id))
@@ -116,7 +174,7 @@ class JoinedStream:
             if self._index is None:
                 line = next(preds, None)
                 if line is not None:
-                    found = self._lockstep(line, doc_id)
+                    found = in_step(line, doc_id, self.id_key)
                     if found is not None:
                         yield Joined(position, doc_id, doc, *found)
                         continue
@@ -142,8 +200,7 @@ class JoinedStream:
 
     def _gold(self, lineno: int, raw: bytes | _Oversized) -> tuple[dict[str, Any], str]:
         try:
-            doc = gold_object(raw)
-            return doc, _doc_id(doc, self.id_key)
+            return read_gold(raw, self.id_key)
         except _LineError as exc:
             self._check_gold_duplicates(len(self._gold_hashes))  # an earlier defect wins
             raise InputError(f"{self.gold_path}:{lineno}: {exc}") from None
@@ -178,22 +235,14 @@ class JoinedStream:
 
     # -- predictions -------------------------------------------------------------------------
 
-    def _pred_lines_iter(self, hasher: Any) -> Iterator[_Line]:
+    def _pred_lines_iter(self, hasher: Any, offset: int, lineno: int) -> Iterator[_Line]:
         """The prediction file's lines; a defect of the file itself is kept for later."""
         try:
-            for line in iter_raw_lines(self.pred_path, hasher):
+            for line in iter_raw_lines(self.pred_path, hasher, offset, lineno):
                 self._pred_lines += 1
                 yield line
         except InputError as exc:
             self._pred_error = exc
-
-    def _lockstep(self, line: _Line, gold_id: str) -> tuple[Any, str | None] | None:
-        """(document, failure) when the line belongs to `gold_id`, else None (order broken)."""
-        lineno, _, raw = line
-        doc_id, doc, problem = _read_prediction(raw, self.id_key)
-        if doc_id != gold_id:
-            return None
-        return doc, None if doc is not None else f"line {lineno}: {problem}"
 
 
 def _repeated(hashes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

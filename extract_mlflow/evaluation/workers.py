@@ -1,0 +1,221 @@
+"""Scoring a streamed pass in worker processes (``--workers N``), merged into one evaluation.
+
+Each task scores a batch of consecutive gold documents into a fresh compact part
+(:class:`~extract_mlflow.evaluation.accumulator.Evaluation` with a
+:class:`~extract_mlflow.io.spill.CountsSpill`); this process merges the parts in batch order,
+so the report is the one of a single pass. At most two batches per worker are in flight:
+memory stays bounded whatever the number of documents.
+
+Two kinds of batch, in this order:
+
+- **raw pairs** (:func:`score_lockstep`), while prediction line *i* is gold document *i*'s:
+  this process only reads and hashes lines (:class:`~extract_mlflow.io.lockstep.RawPairs`);
+  the workers parse, join (:func:`~extract_mlflow.io.lockstep.join_in_step`) and score. A
+  worker that finds its batch out of step returns None; parts of the batches before it are
+  merged, those after it are dropped, and
+- **documents** (:func:`score_documents`): from that batch's start, a
+  :class:`~extract_mlflow.io.stream.JoinedStream` resumed there joins in this process (it
+  indexes the prediction file, or meets the defect and raises its error) and the workers
+  score the parsed documents.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import pickle
+import signal
+from array import array
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from ..core.runtime import gc_paused
+from ..io.lockstep import RawBatch, RawPair, RawPairs, join_in_step
+from ..io.spill import CountsSpill
+from ..io.stream import Resume, id_hash
+from .accumulator import DocumentInput, Evaluation, Setup
+
+__all__ = ["BATCH", "score_documents", "score_lockstep", "worker_pool"]
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000
+"""documents per task of a worker process"""
+
+Lockstep = tuple[Resume, "array[int]", "array[int]"]
+"""where the lockstep batches end, the id hashes and line offsets of the gold documents before"""
+
+_GROUP = 16
+"""parts merged into one another before their group is merged into the run"""
+
+_setup: tuple[bytes, Setup] | None = None
+"""a worker's setup, and the bytes it came from"""
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """`workers` spawned processes, started now: they import the scorer while this process
+    prescans the files for the setup (each task brings it pickled: a few KB, read once)."""
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker)
+    for _ in range(workers):
+        pool.submit(_start_worker)  # a task while none is idle: one more process
+    return pool
+
+
+def _start_worker() -> None:
+    """A worker's initializer: Ctrl-C is the main process's to handle (it stops the pass
+    with one message), not every worker's."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _setup_of(blob: bytes) -> Setup:
+    global _setup
+    if _setup is None or _setup[0] != blob:
+        _setup = (blob, pickle.loads(blob))
+    return _setup[1]
+
+
+def _score_batch(blob: bytes, batch: list[DocumentInput]) -> Evaluation:
+    """A worker's task: a fresh compact part with `batch` scored into it."""
+    part = Evaluation(_setup_of(blob), sink=CountsSpill())
+    with gc_paused():
+        for doc in batch:
+            part.update(doc)
+    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
+    return part
+
+
+def _score_pairs(
+    blob: bytes, pairs: list[RawPair], position: int
+) -> tuple[Evaluation, array[int]] | None:
+    """A worker's task: the part of a batch of raw pairs and its gold ids' hashes, or None
+    when the batch is not in lockstep."""
+    with gc_paused():
+        joined = join_in_step(pairs, position, _setup_of(blob).config.id_key)
+        if joined is None:
+            return None
+        docs = [DocumentInput(j.position, j.id, j.gold, j.pred, j.failure) for j in joined]
+        hashes = array("Q", [id_hash(j.id) for j in joined])
+    return _score_batch(blob, docs), hashes
+
+
+def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
+    batch: list[DocumentInput] = []
+    for doc in docs:
+        batch.append(doc)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _Merger:
+    """Parts merged into `run` in batch order, :data:`_GROUP` into one another first: each
+    merge checks the two parts' documents are disjoint at the cost of both sizes, so merging
+    every part straight into the run would cost the square of the number of documents."""
+
+    def __init__(self, run: Evaluation) -> None:
+        self.run = run
+        self.group: Evaluation | None = None
+        self.parts = 0
+
+    def add(self, part: Evaluation) -> None:
+        self.group = part if self.group is None else self.group.merge(part)
+        self.parts += 1
+        if self.parts >= _GROUP:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.group is not None:
+            self.run.merge(self.group)
+        self.group, self.parts = None, 0
+
+
+def score_documents(
+    run: Evaluation,
+    docs: Iterator[DocumentInput],
+    pool: ProcessPoolExecutor,
+    workers: int,
+    size: int = BATCH,
+) -> None:
+    """Score `docs` in the pool's `workers` processes into `run`, in batches of `size`: at most
+    two batches per worker in flight, the parts merged in batch order."""
+    pending: deque[Future[Evaluation]] = deque()
+    merged = _Merger(run)
+    blob = pickle.dumps(run.setup)
+    try:
+        for batch in _batches(docs, size):
+            pending.append(pool.submit(_score_batch, blob, batch))
+            if len(pending) >= 2 * workers:
+                merged.add(pending.popleft().result())
+        while pending:
+            merged.add(pending.popleft().result())
+        merged.flush()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+_Flight = deque[tuple[RawBatch, "Future[tuple[Evaluation, array[int]] | None]"]]
+
+
+def score_lockstep(
+    run: Evaluation,
+    gold: str | Path,
+    pred: str | Path,
+    pool: ProcessPoolExecutor,
+    workers: int,
+    size: int = BATCH,
+) -> Lockstep:
+    """Score the leading lockstep pairs of the two files in the pool into `run`, in batches of
+    `size` raw pairs; where a :class:`~extract_mlflow.io.stream.JoinedStream` takes over (the
+    start of the first batch not in step, or where the pairs ended), with the id hashes and
+    gold line offsets of the documents scored."""
+    reader = RawPairs(gold, pred, size)
+    hashes, offsets = array("Q"), array("Q")
+    pending: _Flight = deque()
+    stop: Resume | None = None
+    batches = reader.__iter__()
+    merged = _Merger(run)
+    blob = pickle.dumps(run.setup)
+    try:
+        for batch in batches:
+            task = pool.submit(_score_pairs, blob, batch.pairs, batch.start.position)
+            pending.append((batch, task))
+            while stop is None and len(pending) >= 2 * workers:
+                stop = _merge_next(merged, pending, hashes, offsets)
+            if stop is not None:
+                break
+        while stop is None and pending:
+            stop = _merge_next(merged, pending, hashes, offsets)
+        merged.flush()
+    finally:
+        batches.close()
+        for _, future in pending:
+            future.cancel()  # batches after the one out of step: the stream does them
+    rest = stop or reader.rest
+    assert rest is not None
+    log.debug(
+        "%d documents parsed by the workers in lockstep; this process joins from gold line %d",
+        rest.position,
+        rest.gold_line + 1,
+    )
+    return rest, hashes, offsets
+
+
+def _merge_next(
+    merged: _Merger, pending: _Flight, hashes: array[int], offsets: array[int]
+) -> Resume | None:
+    """Merge the first batch in flight; its start if it was not in lockstep."""
+    batch, future = pending.popleft()
+    done = future.result()
+    if done is None:
+        return batch.start
+    part, part_hashes = done
+    merged.add(part)
+    hashes.extend(part_hashes)
+    offsets.extend(batch.offsets)
+    return None
