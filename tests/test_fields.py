@@ -411,3 +411,19 @@ def test_equally_good_pairings_do_not_depend_on_list_order() -> None:
             r = evaluate([{"id": "x", "w": list(g)}], [{"id": "x", "w": list(p)}])
             seen.add(tuple((path, counts(r, path)) for path in sorted(r.fields)))
     assert len(seen) == 1
+
+
+def test_lists_of_lists_are_aligned_by_content_at_the_walked_paths() -> None:
+    """A gold list whose items are lists (a table as rows) is aligned item by item by content,
+    and the inner items are counted at ``path[][]``, the path the walk gives them: a missing,
+    an empty or a padded prediction counts the same leaves at the same paths (a hypothesis
+    property found ``d.a[]`` for one and ``d.a[][]`` for the other)."""
+    scorer = FieldScorer(Config())
+    rows = {"id": 1, "t": [["a", "b"], ["c", "d"]]}
+    got = scorer.score(rows, {"id": 1, "t": [["c", "d"], ["a", "x"]]}).counts
+    assert got == {"t[][]": [3, 1, 1]}  # ["c","d"] pairs whole, ["a","b"] with ["a","x"]
+    gold = {"id": 1, "d": {"a": [["x"]]}}
+    want = {"d.a[][]": [0, 0, 1]}
+    for pred in ({"id": 1}, {"id": 1, "d": []}, {"id": 1, "d": [None]}, {"id": 1, "d": {}}):
+        assert scorer.score(gold, pred).counts == want, pred
+    assert scorer.score(gold, None).counts == want

@@ -190,7 +190,9 @@ class FieldScorer:
                 p = []
             elif type(p) is not list:
                 p = [p]  # a lone value where a list was expected is read as a list of one
-            if any(type(x) is dict for x in g):
+            if any(type(x) is dict or type(x) is list for x in g):
+                # items that are objects or lists are aligned by content; a list item's own
+                # items are then at `path[][]`, as the path convention walks them
                 self._object_list(g, p, path, acc)
             else:
                 self._scalar_list(g, p, path, acc)
