@@ -195,6 +195,9 @@ class JoinedStream:
             self._index.finish()
         self.summary.gold_digest = ghasher.hexdigest()
         self.summary.pred_digest = phasher.hexdigest()
+        # checked: the hashes, offsets and index are let go before the caller's result (the
+        # index points back at this stream, a cycle the paused collector would keep)
+        self._gold_hashes, self._gold_offsets, self._index = array("Q"), array("Q"), None
 
     # -- gold --------------------------------------------------------------------------------
 
@@ -208,11 +211,11 @@ class JoinedStream:
     def _check_gold_duplicates(self, upto: int) -> None:
         """The first repeated id among the first `upto` gold documents, as load_gold says it."""
         hashes = np.frombuffer(self._gold_hashes, dtype=np.uint64)[:upto]
-        if len(np.unique(hashes)) == len(hashes):
+        suspects = _repeated(np.sort(hashes))  # a sorted copy: 8 bytes a document, briefly
+        if not len(suspects):
             return
         found: list[tuple[int, int, str]] = []  # (line of the repeat, first line, id)
         seen: dict[str, int] = {}
-        suspects = _repeated(hashes)
         with self.gold_path.open("rb") as f:
             for position in np.flatnonzero(np.isin(hashes, suspects)):
                 doc_id = self._gold_id_at(f, int(self._gold_offsets[position]))
@@ -245,9 +248,12 @@ class JoinedStream:
             self._pred_error = exc
 
 
-def _repeated(hashes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    values, counts = np.unique(hashes, return_counts=True)
-    return values[counts > 1]
+def _repeated(ordered: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The values that occur more than once in the sorted array `ordered` (each once)."""
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():  # the usual case: no copy beyond the comparison's bytes
+        return ordered[:0]
+    return np.unique(ordered[1:][same])
 
 
 def _line_numbers(path: Path, positions: set[int]) -> dict[int, int]:
@@ -337,9 +343,12 @@ class _PredictionIndex:
         joined in lockstep): the error load_predictions gives, at the earliest repeat, unless
         a defect of the file comes first (the file is read again, in order, only then)."""
         stream = self.stream
-        suspects = set(_repeated(self.hashes).tolist())
+        if not len(self.hashes):  # nothing indexed (gold ran out first): nothing repeats
+            return
+        suspects = set(_repeated(self.hashes).tolist())  # self.hashes is sorted
         lockstep = np.frombuffer(stream._gold_hashes, dtype=np.uint64)[:matched]
-        suspects |= set(np.intersect1d(self.hashes, lockstep).tolist())
+        at = np.minimum(np.searchsorted(self.hashes, lockstep), len(self.hashes) - 1)
+        suspects |= set(lockstep[self.hashes[at] == lockstep].tolist())
         if not suspects:
             return
         first_seen: dict[str, int] = {}
