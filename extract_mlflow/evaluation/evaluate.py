@@ -33,6 +33,7 @@ __all__ = [
     "content_digest",
     "evaluate",
     "load_inputs",
+    "resolve_call_config",
     "resolve_config",
     "score_files",
     "score_sets",
@@ -122,7 +123,7 @@ def evaluate(
     1.0
     """
     workers = resolve_workers(workers)
-    cfg = _configured(resolve_config(config, id_key), text_key, slice_by)
+    cfg = resolve_call_config(config, id_key, text_key, slice_by)
     if stream is not False and source_key is None and _streamable(gold, pred):
         assert isinstance(gold, str | Path) and isinstance(pred, str | Path)
         return _stream(gold, pred, cfg, profile, sources, approvals, canaries, workers)
@@ -136,8 +137,15 @@ def evaluate(
     return score_sets(gs, ps, cfg, profile=profile, extras=extras)
 
 
-def _configured(cfg: Config, text_key: str | None, slice_by: Sequence[str] | None) -> Config:
-    """`cfg` with the `text_key` and `slice_by` of the call, when given."""
+def resolve_call_config(
+    config: Config | str | Path | Mapping[str, Any] | None,
+    id_key: str | None,
+    text_key: str | None,
+    slice_by: Sequence[str] | None,
+) -> Config:
+    """The config of a call of :func:`evaluate` (or of the Spark engine's): `config` resolved,
+    with the call's `id_key`, `text_key` and `slice_by` when given."""
+    cfg = resolve_config(config, id_key)
     if text_key is not None and text_key != cfg.text_key:
         cfg = cfg.model_copy(update={"text_key": text_key})
     if slice_by:

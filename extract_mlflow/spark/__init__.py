@@ -41,7 +41,7 @@ from ..evaluation.accumulator import (
     Setup,
     _structure_keys,
 )
-from ..evaluation.evaluate import resolve_config
+from ..evaluation.evaluate import resolve_call_config
 from ..fidelity.approvals import load_approvals
 from ..io.loading import GoldSet, PredictionSet, _read_prediction, gold_object
 from ..io.sources import load_sources
@@ -169,22 +169,6 @@ def _merged(
     return run, sorted(unknown), with_source
 
 
-def _config(
-    config: Config | str | Path | Mapping[str, Any] | None,
-    id_key: str | None,
-    text_key: str | None,
-    slice_by: Sequence[str] | None,
-) -> Config:
-    """The config as :func:`extract_mlflow.evaluate` resolves it."""
-    cfg = resolve_config(config, id_key)
-    if text_key is not None and text_key != cfg.text_key:
-        cfg = cfg.model_copy(update={"text_key": text_key})
-    if slice_by:
-        structure = cfg.structure.model_copy(update={"slice_by": tuple(slice_by)})
-        cfg = cfg.model_copy(update={"structure": structure})
-    return cfg
-
-
 def evaluate(
     gold: Any,
     pred: Any,
@@ -223,7 +207,7 @@ def evaluate(
     field as the source text (``source_key``) is not supported by this engine. Lines over 16
     MiB are parse failures as locally; a line that is not valid UTF-8 is decoded by Spark.
     """
-    cfg = _config(config, id_key, text_key, slice_by)
+    cfg = resolve_call_config(config, id_key, text_key, slice_by)
     with warnings.catch_warnings():  # pyspark's notice about the pandas version
         warnings.filterwarnings("ignore", "PySpark does not yet", FutureWarning)
         own = spark is None and _pyspark().SparkSession.getActiveSession() is None
