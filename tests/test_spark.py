@@ -284,6 +284,17 @@ def test_cli_engine_spark_gives_the_local_json(tmp_path: Path) -> None:
     assert local.returncode == 0, local.stderr
     assert spark.returncode == 0, spark.stderr
     assert (tmp_path / "spark.json").read_text() == (tmp_path / "local.json").read_text()
+    # the JVM's start-up log is quiet (only errors); the JVM launcher's own notice may remain
+    noise = [line for line in spark.stderr.splitlines() if _jvm_log_line(line)]
+    assert noise == [], noise
+
+
+def _jvm_log_line(line: str) -> bool:
+    """A line of Spark's or log4j's start-up log (not one of ours, not the JVM launcher's)."""
+    return any(
+        mark in line
+        for mark in ("log4j", "Setting default log level", "setLogLevel", " WARN ", " INFO ")
+    )
 
 
 def test_cli_engine_spark_without_pyspark_says_how_to_install() -> None:

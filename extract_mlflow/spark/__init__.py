@@ -66,10 +66,14 @@ __all__ = ["INSTALL_HINT", "evaluate", "session"]
 
 # -- the session -------------------------------------------------------------------------------
 
+_LOG_CONFIG = Path(__file__).with_name("log4j2.properties").as_uri()
+"""the JVM's log of a session started here: errors only (no start-up notices on stderr)"""
+
 
 def session(master: str | None = None) -> Any:
-    """A new local-friendly SparkSession (UI off, this Python for the workers, WARN logs
-    quieted), or a ConfigError saying what is missing (pyspark, Java) in one line."""
+    """A new local-friendly SparkSession (UI off, this Python for the workers, the JVM's log
+    at errors only: ``spark/log4j2.properties``), or a ConfigError saying what is missing
+    (pyspark, Java) in one line."""
     sql = _pyspark()
     java_home = os.environ.get("JAVA_HOME")
     if not (java_home and Path(java_home, "bin", "java").exists()) and not shutil.which("java"):
@@ -84,6 +88,7 @@ def session(master: str | None = None) -> Any:
         .config("spark.pyspark.driver.python", sys.executable)
         .config("spark.executorEnv.PYTHONWARNINGS", "ignore:PySpark does not yet:FutureWarning")
         .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_LOG_CONFIG}")
     )
     try:
         spark = builder.getOrCreate()
