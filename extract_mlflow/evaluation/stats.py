@@ -11,7 +11,7 @@ grow with documents × resamples.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -114,17 +114,14 @@ def bootstrap_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     n, width = counts.shape
     dtype, order_free = _exactness(counts, n)
     matrix = counts.astype(dtype)
-    rng = np.random.default_rng(seed)
     out = np.empty((resamples, width), dtype=np.float64)
-    step = _block_rows(n)
-    rows = step
+    rows = _block_rows(n)
     if order_free:  # exact sums: how the rows are grouped cannot change a bit
-        rows = min(resamples, max(step, min(4 * width, _WEIGHT_CELLS // max(n, 1))))
+        rows = min(resamples, max(rows, min(4 * width, _WEIGHT_CELLS // max(n, 1))))
     weights = np.empty((rows, n), dtype=dtype)
     filled = done = 0
-    for start in range(0, resamples, step):
-        take = min(step, resamples - start)
-        block = rng.integers(0, n, size=(take, n), dtype=np.int64)
+    for _, block in _draw_blocks(n, resamples, seed):
+        take = len(block)
         if filled + take > rows:  # flush the weights gathered so far
             out[done : done + filled] = weights[:filled] @ matrix
             done, filled = done + filled, 0
@@ -140,16 +137,21 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     the counts). The sums are exact integers, as the matrix product's are (its floats hold
     every integer below 2**53, and a resample's sum is at most the largest count times the
     documents): bit for bit the same."""
-    n = counts.shape[0]
-    rng = np.random.default_rng(seed)
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
-    step = _block_rows(n)
+    for start, block in _draw_blocks(counts.shape[0], resamples, seed):
+        for c in range(counts.shape[1]):
+            out[start : start + len(block), c] = counts[:, c][block].sum(axis=1, dtype=np.int64)
+    return out
+
+
+def _draw_blocks(n_docs: int, resamples: int, seed: int | None) -> Iterator[tuple[int, IntArray]]:
+    """(first resample, its block of document indices): the rows of
+    :func:`resample_indices`, drawn from one generator a block of rows at a time."""
+    rng = np.random.default_rng(seed)
+    step = _block_rows(n_docs)
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
-        block = rng.integers(0, n, size=(rows, n), dtype=np.int64)
-        for c in range(counts.shape[1]):
-            out[start : start + rows, c] = counts[:, c][block].sum(axis=1, dtype=np.int64)
-    return out
+        yield start, rng.integers(0, n_docs, size=(rows, n_docs), dtype=np.int64)
 
 
 def _block_rows(n_docs: int) -> int:
