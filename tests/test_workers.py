@@ -12,6 +12,7 @@ import random
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -368,3 +369,45 @@ def test_cli_out_of_step_in_a_middle_batch_and_errors(tmp_path: Path) -> None:
     assert one.returncode == two.returncode == 2
     assert two.stderr == one.stderr and one.stderr.startswith("error:")
     assert two.stdout == one.stdout == ""
+
+
+def _start_method_in_a_fresh_process(with_thread: bool) -> str:
+    code = (
+        "import threading\n"
+        "from extract_mlflow.evaluation.workers import start_method\n"
+        + (
+            "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+            if with_thread
+            else ""
+        )
+        + "print(start_method())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
+    assert _start_method_in_a_fresh_process(with_thread=False) == "fork"
+    assert _start_method_in_a_fresh_process(with_thread=True) == "spawn"
+
+
+def test_spawned_workers_equal_one_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With another thread running the workers are spawned (a fresh interpreter each): the
+    same outcome as one process, for files in step and for files out of step."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, daemon=True)
+    thread.start()
+    try:
+        with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.workers"):
+            in_step, raw = parity(tmp_path / "a", golds(9), preds(9), 2, caplog)
+            out_of_step, _ = parity(tmp_path / "b", golds(9), preds(9)[::-1], 2)
+        assert in_step[0] == out_of_step[0] == "ok" and raw == 9
+        assert "starting 2 worker processes (spawn)" in caplog.messages
+    finally:
+        stop.set()
+        thread.join()
