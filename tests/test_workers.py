@@ -201,15 +201,21 @@ def test_lockstep_files_are_parsed_by_the_workers(
     assert raw == 51  # every document, in 26 parts (merged in groups), the last one short
 
 
-def test_blank_lines_and_boms_stay_in_step(
+def test_boms_stay_in_step_and_blank_lines_go_to_the_stream(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    gold, pred = golds(9), preds(9)
-    gold.insert(4, "\n")
+    """The workers get runs of plain lines: a batch with a blank line (or one of only spaces)
+    is joined here, from its start, as one pass would join it."""
+    gold, pred = golds(9), [*preds(9)[:-1], preds(9)[-1].rstrip("\n")]  # no last line end
+    result, raw = parity(tmp_path, gold, pred, 2, caplog, gold_bom=True, pred_bom=True)
+    assert result[0] == "ok" and raw == 9
+    gold.insert(6, "\n")
     pred[2:2] = ["   \n", "\n"]
     pred.append("\n")
     result, raw = parity(tmp_path, gold, pred, 2, caplog, gold_bom=True, pred_bom=True)
-    assert result[0] == "ok" and raw == 9
+    assert result[0] == "ok" and raw == 2
+    result, raw = parity(tmp_path, gold, preds(9), 2, caplog)
+    assert result[0] == "ok" and raw == 6
 
 
 @pytest.mark.parametrize(
@@ -322,14 +328,13 @@ def test_empty_and_absent_files(tmp_path: Path) -> None:
     assert parity(tmp_path, ["\n"], ["\n"], 2)[0][0] == "InputError"
 
 
-def test_oversized_prediction_line_in_step(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A line over the limit is a parse failure of the id at its head: in step."""
+def test_oversized_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A line over the limit is a parse failure of the id at its head; the batch holding it is
+    joined here (the workers get runs of plain lines)."""
     pred = preds(6)
     pred[3] = '{"id": "d3", "note": "' + "x" * (MAX_LINE_BYTES + 10) + '"}\n'
     result, raw = parity(tmp_path, golds(6), pred, 2, caplog)
-    assert result[0] == "ok" and raw == 6
+    assert result[0] == "ok" and raw == 2
     assert "over the 16 MiB limit" in result[1]
     gold = golds(6)
     gold[4] = pred[3].replace('"d3"', '"d4"')  # a gold line over the limit: the gold error

@@ -8,11 +8,12 @@ memory stays bounded whatever the number of documents.
 
 Two kinds of batch, in this order:
 
-- **raw pairs** (:func:`score_lockstep`), while prediction line *i* is gold document *i*'s:
-  this process only reads and hashes lines (:class:`~extract_mlflow.io.lockstep.RawPairs`);
-  the workers parse, join (:func:`~extract_mlflow.io.lockstep.join_in_step`) and score. A
-  worker that finds its batch out of step returns None; parts of the batches before it are
-  merged, those after it are dropped, and
+- **raw pairs** (:func:`score_lockstep`), while prediction line *i* is gold document *i*'s
+  and both files are plain lines: this process only reads blocks, hashes them and finds the
+  line ends (:class:`~extract_mlflow.io.lockstep.RawPairs`); the workers cut the lines, parse,
+  join (:func:`~extract_mlflow.io.lockstep.join_in_step`) and score. A worker that finds its
+  batch out of step returns None; parts of the batches before it are merged, those after it
+  are dropped, and
 - **documents** (:func:`score_documents`): from that batch's start, a
   :class:`~extract_mlflow.io.stream.JoinedStream` resumed there joins in this process (it
   indexes the prediction file, or meets the defect and raises its error) and the workers
@@ -34,7 +35,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from ..core.runtime import gc_paused
-from ..io.lockstep import RawBatch, RawPair, RawPairs, join_in_step
+from ..io.lockstep import RawBatch, RawPairs, RawRun, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
 from .accumulator import DocumentInput, Evaluation, Setup
@@ -105,13 +106,11 @@ def _score_batch(blob: bytes, batch: list[DocumentInput]) -> Evaluation:
     return part
 
 
-def _score_pairs(
-    blob: bytes, pairs: list[RawPair], position: int
-) -> tuple[Evaluation, array[int]] | None:
-    """A worker's task: the part of a batch of raw pairs and its gold ids' hashes, or None
-    when the batch is not in lockstep."""
+def _score_pairs(blob: bytes, run: RawRun) -> tuple[Evaluation, array[int]] | None:
+    """A worker's task: the part of a run of raw lines and its gold ids' hashes, or None when
+    the run is not in lockstep."""
     with gc_paused():
-        joined = join_in_step(pairs, position, _setup_of(blob).config.id_key)
+        joined = join_in_step(run.pairs(), run.position, _setup_of(blob).config.id_key)
         if joined is None:
             return None
         docs = [DocumentInput(j.position, j.id, j.gold, j.pred, j.failure) for j in joined]
@@ -201,7 +200,7 @@ def score_lockstep(
     blob = pickle.dumps(run.setup)
     try:
         for batch in batches:
-            task = pool.submit(_score_pairs, blob, batch.pairs, batch.start.position)
+            task = pool.submit(_score_pairs, blob, batch.run)
             pending.append((batch, task))
             while stop is None and len(pending) >= 2 * workers:
                 stop = _merge_next(merged, pending, hashes, offsets)

@@ -2,8 +2,10 @@
 pairs (gold line *i*, prediction line *i*) in batches, and the join of one batch wherever it
 is parsed.
 
-:class:`RawPairs` only reads lines (and hashes them): it never parses, so it keeps up with
-several processes that do. :func:`join_in_step` parses a batch with the rules of
+:class:`RawPairs` only reads blocks, hashes them and finds where lines end: it never parses
+nor even cuts a line out, so it keeps up with several processes that do (a batch that is not
+plain lines, say one holding a blank line, ends its work: the stream takes over there).
+:func:`join_in_step` parses a batch with the rules of
 :class:`~extract_mlflow.io.stream.JoinedStream` (:func:`~extract_mlflow.io.stream.read_gold`,
 :func:`~extract_mlflow.io.stream.in_step`) and gives its documents, or None when any pair of
 the batch is not a clean lockstep pair (a gold line with a defect, a prediction line of
@@ -21,31 +23,147 @@ from array import array
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from ..errors import InputError
-from .loading import RawLines, _LineError, _Oversized, _sha256
+from .loading import (
+    _UTF8_BOM,
+    _UTF16_BOMS,
+    MAX_LINE_BYTES,
+    RawLines,
+    _LineError,
+    _Oversized,
+    _sha256,
+)
 from .stream import Joined, Resume, in_step, read_gold
 
 RawPair = tuple[int, "bytes | _Oversized", int, "bytes | _Oversized"]
 """(gold line number, gold line, prediction line number, prediction line)"""
 
+_BLOCK = 1 << 20
+"""bytes read from a file at a time"""
+_BLANK_HEAD = frozenset(b" \t\r\n\x0b\x0c")
+"""bytes a line may start with when it is blank (what ``bytes.strip`` removes)"""
 
-@dataclass(slots=True)
+
+@dataclass(frozen=True, slots=True)
+class RawRun:
+    """Consecutive lines of both files as read, none blank (what a worker gets: no hashers)."""
+
+    position: int
+    """the index of the first gold line's document"""
+    gold_line: int
+    """the line number before the first gold line"""
+    gold: bytes
+    gold_starts: array[int]
+    """where each gold line starts in `gold`"""
+    pred_line: int
+    pred: bytes
+    pred_starts: array[int]
+
+    def pairs(self) -> list[RawPair]:
+        """(gold line number, gold line, prediction line number, prediction line) of each pair:
+        the lines of a run are consecutive in both files."""
+        g, p = _lines(self.gold, self.gold_starts), _lines(self.pred, self.pred_starts)
+        gl, pl = self.gold_line + 1, self.pred_line + 1
+        return [(gl + k, g[k], pl + k, p[k]) for k in range(len(g))]
+
+
+def _lines(data: bytes, starts: array[int]) -> list[bytes]:
+    ends = [*starts[1:], len(data)]
+    return [data[a:b] for a, b in zip(starts, ends, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
 class RawBatch:
-    """Consecutive line pairs, and where they start in both files."""
+    """A run of lines and where it starts in both files."""
 
     start: Resume
-    pairs: list[RawPair]
-    offsets: array[int]
-    """the byte offset of each gold line"""
+    run: RawRun
+
+    @property
+    def offsets(self) -> array[int]:
+        """The byte offset of each gold line in the file."""
+        base = self.start.gold_end
+        return array("Q", [base + o for o in self.run.gold_starts])
+
+
+class _Cuts:
+    """A file read in blocks and cut into runs of whole lines, every byte hashed once, in
+    order, as it is cut. A run holds only lines that cannot be blank: a line that starts with
+    a byte ``bytes.strip`` removes or runs over :data:`MAX_LINE_BYTES`, a UTF-16 file or one
+    that cannot be read stops the cutting (the stream reads on from there and says what it
+    finds). Where the runs cut so far end: `end` (byte offset), `lineno` (line number)."""
+
+    def __init__(self, path: Path, hasher: Any) -> None:
+        self.path, self.hasher = path, hasher
+        self.end = self.lineno = 0
+        self.f: IO[bytes] | None = None
+        self.buf = b""
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+
+    def open(self) -> bool:
+        """Open the file and step over a UTF-8 byte order mark; False when it cannot be cut."""
+        try:
+            self.f = RawLines(self.path, None)._open()
+        except InputError:
+            return False
+        while len(self.buf) < len(_UTF8_BOM) and (more := self.f.read(_BLOCK)):
+            self.buf += more  # enough bytes to tell a byte order mark
+        if self.buf.startswith(_UTF16_BOMS):
+            return False
+        if self.buf.startswith(_UTF8_BOM):
+            self.hasher.update(_UTF8_BOM)
+            self.buf, self.end = self.buf[len(_UTF8_BOM) :], len(_UTF8_BOM)
+        return True
+
+    def cut(self, n: int) -> tuple[bytes, array[int]] | None:
+        """The next `n` lines (fewer at the file's end) and where each starts in them; None
+        when they cannot be cut (see the class)."""
+        assert self.f is not None, "open() first"
+        read, buf, pos, starts = self.f.read, self.buf, 0, array("Q")
+        while len(starts) < n:
+            if pos == len(buf):
+                more = read(_BLOCK)
+                if not more:
+                    break  # the file's end
+                buf += more
+            if buf[pos] in _BLANK_HEAD:
+                return None
+            nl = buf.find(b"\n", pos)
+            while nl < 0:  # the line goes on past the bytes read (or is the file's last)
+                if len(buf) - pos > MAX_LINE_BYTES:
+                    return None
+                searched = len(buf)
+                more = read(_BLOCK)
+                if not more:
+                    nl = len(buf)  # the file's last line, without a line end
+                    break
+                buf += more
+                nl = buf.find(b"\n", searched)
+            if nl - pos > MAX_LINE_BYTES:
+                return None
+            starts.append(pos)
+            pos = min(nl + 1, len(buf))
+        run, self.buf = buf[:pos], buf[pos:]
+        self.hasher.update(run)
+        self.end += len(run)
+        self.lineno += len(starts)
+        return run, starts
 
 
 class RawPairs:
     """Batches of `size` raw (gold line, prediction line) pairs from the start of both files.
 
-    Reading ends at the gold file's end, the prediction file's end or a defect of either file
-    (the lines of an unfinished batch are not given); `rest` then says where to resume:
-    after the last batch when the gold file ended, else at the start of the unfinished batch.
+    Reading ends at the gold file's end, the prediction file's end or where either file
+    cannot be cut into plain lines (:class:`_Cuts`: a blank line, a line over the limit, a
+    UTF-16 or unreadable file; the lines of an unfinished batch are not given); `rest` then
+    says where to resume: after the last batch when the gold file ended, else at the start of
+    the unfinished batch. This process only reads, hashes and finds line ends, block by
+    block; the lines are cut apart in the process that parses them (:meth:`RawBatch.pairs`).
     """
 
     def __init__(self, gold: str | Path, pred: str | Path, size: int) -> None:
@@ -53,43 +171,41 @@ class RawPairs:
         self.rest: Resume | None = None
 
     def __iter__(self) -> Generator[RawBatch, None, None]:
-        ghasher, phasher = _sha256(), _sha256()
-        g, p = RawLines(self.gold, ghasher), RawLines(self.pred, phasher)
-        golds, preds = g.__iter__(), p.__iter__()
+        g, p = _Cuts(self.gold, _sha256()), _Cuts(self.pred, _sha256())
 
         def here(position: int) -> Resume:
             return Resume(
-                position, g.end, g.lineno, ghasher.copy(), p.end, p.lineno, phasher.copy()
+                position, g.end, g.lineno, g.hasher.copy(), p.end, p.lineno, p.hasher.copy()
             )
 
         position = 0
         try:
+            if not (g.open() and p.open()):
+                self.rest = here(position)
+                return
             while True:
                 start = here(position)
-                pairs: list[RawPair] = []
-                offsets = array("Q")
-                try:
-                    while len(pairs) < self.size:
-                        gold = next(golds, None)
-                        if gold is None:  # the gold file's end: the batch is whole as it is
-                            if pairs:
-                                yield RawBatch(start, pairs, offsets)
-                            self.rest = here(position + len(pairs))
-                            return
-                        pred = next(preds, None)
-                        if pred is None:
-                            self.rest = start
-                            return
-                        pairs.append((gold[0], gold[2], pred[0], pred[2]))
-                        offsets.append(gold[1])
-                except InputError:  # the stream meets the defect again, and words it
+                golds = g.cut(self.size)
+                if golds is None:
                     self.rest = start
                     return
-                yield RawBatch(start, pairs, offsets)
-                position += len(pairs)
+                n = len(golds[1])
+                if n == 0:  # the gold file's end
+                    self.rest = start
+                    return
+                preds = p.cut(n)
+                if preds is None or len(preds[1]) < n:
+                    self.rest = start
+                    return
+                run = RawRun(position, start.gold_line, *golds, start.pred_line, *preds)
+                yield RawBatch(start, run)
+                position += n
+                if n < self.size:  # the gold file ended in this batch
+                    self.rest = here(position)
+                    return
         finally:
-            golds.close()
-            preds.close()
+            g.close()
+            p.close()
 
 
 def join_in_step(pairs: list[RawPair], position: int, id_key: str) -> list[Joined] | None:
