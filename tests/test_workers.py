@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +28,7 @@ from extract_mlflow.config import Config, load_config
 from extract_mlflow.errors import ConfigError, ExtractMlflowError
 from extract_mlflow.evaluation.accumulator import Extras
 from extract_mlflow.evaluation.evaluate import evaluate, score_files
+from extract_mlflow.io import stream as stream_module
 from extract_mlflow.io.loading import MAX_LINE_BYTES
 from extract_mlflow.io.sources import load_sources
 from extract_mlflow.report import Report
@@ -416,3 +418,37 @@ def test_spawned_workers_equal_one_process(
     finally:
         stop.set()
         thread.join()
+
+
+def test_structure_fields_past_the_first_block(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The workers start on the setup the gold file's first block suggests; structure fields
+    further on are found by the prescan, and the pass is scored again: one process's report."""
+    table_doc = (EXAMPLES / "tables" / "gold.jsonl").read_text().splitlines()[0] + "\n"
+    gold, pred = [*golds(30), table_doc], [*preds(30), table_doc]
+    with (
+        patch.object(stream_module, "_BLOCK", 256),
+        caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.evaluate"),
+    ):
+        result, _ = parity(tmp_path, gold, pred, 4)
+    assert result[0] == "ok" and json.loads(result[1])["structure"]
+    assert "scored again" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.evaluate"):
+        result, _ = parity(tmp_path, gold, pred, 4)  # the first block shows them: no guess
+        assert result[0] == "ok" and "scored again" not in caplog.text
+        result, _ = parity(tmp_path, golds(30), preds(30), 4)  # a guess the prescan confirms
+        assert result[0] == "ok" and "scored again" not in caplog.text
+
+
+def test_a_config_error_comes_after_the_files_defect(tmp_path: Path) -> None:
+    """An unknown layout profile, with workers: a defect of the files is still reported first."""
+    gold = write(tmp_path / "gold.jsonl", [*golds(5), "[1]\n"])
+    pred = write(tmp_path / "pred.jsonl", preds(5))
+    for workers in (1, 2):
+        with pytest.raises(ExtractMlflowError, match=":6: not a JSON object"):
+            score_files(gold, pred, Config(), profile="nope", workers=workers)
+    write(tmp_path / "gold.jsonl", golds(5))
+    with pytest.raises(ConfigError, match="unknown layout profile"):
+        score_files(gold, pred, Config(), profile="nope", workers=2)

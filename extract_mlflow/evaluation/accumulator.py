@@ -48,7 +48,7 @@ from ..fidelity.score import FidelityAccumulator, FidelityTools
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..io.loading import GoldSet, PredictionSet
-from ..io.stream import top_keys
+from ..io.stream import first_block_clear, top_keys
 from ..pages import Prepared, prepare_document
 from ..report import DocumentResult, Report
 from ..structure.score import DocumentStructure, score_document
@@ -160,6 +160,22 @@ class Setup:
         tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
         carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
         return cls._decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def guess_of_files(
+        cls,
+        gold: str | Path,
+        config: Config,
+        profile: str | None = None,
+        extras: Extras | None = None,
+    ) -> Setup | None:
+        """What :meth:`of_files` most likely gives, from the gold file's first block alone: the
+        setup of a set without structure fields when that block shows no sign of one (and no
+        slice attribute asks for the prediction file); None when it does. A pass may start on
+        the guess while the prescan reads on, and is kept only if the two agree."""
+        if config.structure.slice_by or not first_block_clear(gold, _structure_keys(config)):
+            return None
+        return cls._decided(config, profile, extras, False, set())
 
     @classmethod
     def _decided(

@@ -406,6 +406,17 @@ def _may_contain(path: Path, needles: tuple[bytes, ...]) -> bool:
     return False
 
 
+def first_block_clear(path: str | Path, keys: tuple[str, ...]) -> bool:
+    """Whether the file's first block spells none of `keys` quoted (nor any ``\\u`` escape,
+    which could spell one); False when it cannot be read."""
+    try:
+        with Path(path).open("rb") as f:
+            block = f.read(_BLOCK)
+    except OSError:
+        return False
+    return not any(json.dumps(k).encode("utf-8") in block for k in keys) and b"\\u" not in block
+
+
 def top_keys(
     path: str | Path, keys: tuple[str, ...], *, gold: bool, id_key: str = "id"
 ) -> set[str]:
