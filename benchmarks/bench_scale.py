@@ -242,6 +242,38 @@ def bench_size(
     return {"n": n, "floor": fl, "floor_inner": inner, "score": sc, "micro": micro}
 
 
+def bench_speedup(
+    n: int,
+    gold: Path,
+    pred: Path,
+    workers: int,
+    repeat: int,
+    extra: list[str],
+    workdir: Path,
+    limit_bytes: int | None = None,
+) -> tuple[Run, Run, bool]:
+    """`score --workers 1` and `--workers N` in turns, `repeat` times each (so a change of the
+    machine's load falls on both): the best run of each, and whether their reports are the
+    same bytes."""
+    outs = {w: workdir / f"report-{n}-w{w}.json" for w in (1, workers)}
+    runs: dict[int, list[Run]] = {1: [], workers: []}
+    for _ in range(repeat):
+        for w in (1, workers):
+            cmd = score_command(gold, pred, outs[w], [*extra, "--workers", str(w)])
+            runs[w].append(run_measured(cmd, workdir, limit_bytes))
+    best = {w: min(rs, key=lambda r: (r.returncode != 0, r.seconds)) for w, rs in runs.items()}
+    same = (
+        all(o.exists() for o in outs.values()) and len({o.read_bytes() for o in outs.values()}) == 1
+    )
+    for o in outs.values():
+        o.unlink(missing_ok=True)
+    return best[1], best[workers], same
+
+
+def same_word(same: bool) -> str:
+    return "yes" if same else "NO"
+
+
 def _row(label: str, n: int, r: Run, ratio: str) -> str:
     rate = n / r.seconds if r.seconds > 0 else float("inf")
     kb = r.peak_rss_mb * 1024 / n
@@ -257,6 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="runs per process, best kept (1)")
     ap.add_argument("--workers", help="passed to `score --workers` when given")
+    ap.add_argument(
+        "--speedup",
+        type=int,
+        metavar="N",
+        help="also run `score --workers 1` and `--workers N` in turns per size: the speedup,"
+        " and whether the two reports are the same bytes",
+    )
     ap.add_argument("--engine", help="passed to `score --engine` when given")
     ap.add_argument("--spark-master", help="passed to `score --spark-master` when given")
     ap.add_argument(
@@ -277,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(floor(Path(args.floor[0]), Path(args.floor[1]))))
         return 0
 
+    if args.speedup is not None and (args.workers is not None or args.speedup < 2):
+        ap.error("--speedup N takes N >= 2 and no --workers")
     sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
     extra: list[str] = []
     if args.workers is not None:
@@ -330,6 +371,15 @@ def main(argv: list[str] | None = None) -> int:
             for r, name in ((fl, "floor"), (sc, "score")):
                 if r.returncode != 0:
                     print(f"{'':>11}{name} stderr: {r.stderr.strip()[-500:]}")
+            if args.speedup:
+                w = args.speedup
+                one, many, same = bench_speedup(n, *files[n], w, args.repeat, extra, root, limit)
+                print(_row("w=1", n, one, ""))
+                gain = f"{one.seconds / many.seconds:.2f}x" if many.seconds > 0 else "-"
+                print(_row(f"w={w}", n, many, f"{gain} faster"))
+                print(
+                    f"{'':>11}--workers {w} report the same bytes as --workers 1: {same_word(same)}"
+                )
             sys.stdout.flush()
     finally:
         if tmp is not None:

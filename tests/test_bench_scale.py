@@ -97,3 +97,15 @@ def test_kept_sets_are_reused_only_when_they_match(tmp_path: Path) -> None:
     assert bench_scale.kept_sets([3, 10], 5, tmp_path) is None
     files[7][1].unlink()
     assert bench_scale.kept_sets([7], 5, tmp_path) is None
+
+
+def test_speedup_runs_both_and_compares_the_reports(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_scale.main(["--sizes", "30", "--speedup", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith("30 ")]
+    assert [r[1] for r in rows] == ["floor", "score", "w=1", "w=2"]
+    assert all(r[-2:] == ["exit", "0"] for r in rows)
+    assert rows[-1][-3] == "faster" and rows[-1][-4].endswith("x")
+    assert "--workers 2 report the same bytes as --workers 1: yes" in out
+    with pytest.raises(SystemExit):
+        bench_scale.main(["--sizes", "30", "--speedup", "2", "--workers", "2"])
