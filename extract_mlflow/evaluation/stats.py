@@ -11,6 +11,7 @@ grow with documents × resamples.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 _CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
 _WEIGHT_CELLS = 16_000_000  # the most weights (resamples × documents) multiplied at once
+_GATHER_THREADS = 2  # threads gathering blocks of draws at once
 _GATHER_COLUMNS = 8  # integer counts of up to this many columns are gathered, not multiplied
 
 
@@ -140,9 +142,21 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     documents): bit for bit the same."""
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
     columns = [np.ascontiguousarray(counts[:, c]) for c in range(counts.shape[1])]
-    for start, block in _draw_blocks(counts.shape[0], resamples, seed):
+
+    def gather(start: int, block: IntArray) -> None:
         for c, column in enumerate(columns):
             out[start : start + len(block), c] = column[block].sum(axis=1, dtype=np.int64)
+
+    # numpy gathers and sums without the GIL: blocks are gathered in two threads while a third
+    # draws the next (each block's sums land in their own rows: the order cannot matter)
+    with ThreadPoolExecutor(_GATHER_THREADS, thread_name_prefix="bootstrap-sums") as threads:
+        pending: deque[Future[None]] = deque()
+        for start, block in _draw_blocks(counts.shape[0], resamples, seed):
+            pending.append(threads.submit(gather, start, block))
+            if len(pending) > _GATHER_THREADS:
+                pending.popleft().result()
+        for done in pending:
+            done.result()
     return out
 
 
