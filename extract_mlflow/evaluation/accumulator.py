@@ -163,16 +163,12 @@ class Setup:
 
     @classmethod
     def guess_of_files(
-        cls,
-        gold: str | Path,
-        config: Config,
-        profile: str | None = None,
-        extras: Extras | None = None,
+        cls, gold: str | Path, config: Config, profile: str | None, extras: Extras | None
     ) -> Setup | None:
         """What :meth:`of_files` most likely gives, from the gold file's first block alone: the
-        setup of a set without structure fields when that block shows no sign of one (and no
-        slice attribute asks for the prediction file); None when it does. A pass may start on
-        the guess while the prescan reads on, and is kept only if the two agree."""
+        setup without structure fields when that block shows no sign of one and no slice
+        attribute asks for the prediction file, else None. A pass started on it is kept only
+        if the prescan agrees."""
         if config.structure.slice_by or not first_block_clear(gold, _structure_keys(config)):
             return None
         return cls._decided(config, profile, extras, False, set())
