@@ -36,29 +36,32 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..config import Config
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..errors import ConfigError
-from ..fidelity.approvals import Approvals
 from ..fidelity.canaries import Canary, parse_canaries
-from ..fidelity.score import FidelityAccumulator, FidelityTools
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..io.loading import GoldSet, PredictionSet
 from ..io.stream import top_keys
 from ..pages import Prepared, prepare_document
 from ..report import DocumentResult, Report
-from ..structure.score import DocumentStructure, score_document
 from .compact import CompactRecords, DocumentColumns, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
 from .records import latency_ms, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
-from .structure import summarize
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..fidelity.approvals import Approvals
+    from ..fidelity.score import FidelityAccumulator, FidelityTools
+    from ..structure.score import DocumentStructure
 
 __all__ = [
     "DocumentInput",
@@ -252,6 +255,8 @@ class _Tools:
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
     slice_by: tuple[str, ...]
+    structure: Callable[..., DocumentStructure] | None
+    """:func:`~extract_mlflow.structure.score.score_document` when the gold set has structure"""
 
 
 _POSITION = attrgetter("position")
@@ -287,11 +292,11 @@ class Evaluation:
         self.notes: list[tuple[int, str]] = []
         self.fields = FieldCounts()
         self.config_use = ConfigUse.of(cfg)
-        self.fidelity = (
-            FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
-            if setup.fidelity
-            else None
-        )
+        self.fidelity: FidelityAccumulator | None = None
+        if setup.fidelity:
+            from ..fidelity.score import FidelityAccumulator  # text fidelity (~20 ms): for sources
+
+            self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
         self.structure: list[tuple[int, DocumentStructure]] | None = [] if setup.structure else None
         self._tools: _Tools | None = None
 
@@ -309,7 +314,12 @@ class Evaluation:
             fidelity = self.fidelity.tools(Comparators(cfg), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
+        structure = None
+        if self.structure is not None:
+            from ..structure.score import score_document  # the structure scorers (~20 ms)
+
+            structure = score_document
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, structure)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -324,8 +334,8 @@ class Evaluation:
             self.config_use.update(gold, pred)
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
-        if self.structure is not None:
-            structure = score_document(doc_id, gold, pred, self.setup.config.structure)
+        if self.structure is not None and tools.structure is not None:
+            structure = tools.structure(doc_id, gold, pred, self.setup.config.structure)
             self.structure.append((position, structure))
         if self.compact is not None and self.sink is not None:
             self.compact.add(record)
@@ -441,6 +451,8 @@ class Evaluation:
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         if self.structure is not None:
+            from .structure import summarize  # the structure scorers: only with structure fields
+
             ordered = [d for _, d in sorted(self.structure, key=itemgetter(0))]
             report.structure = summarize(ordered, cfg.structure)
         return report

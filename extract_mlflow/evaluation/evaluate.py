@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config, load_config
 from ..core.runtime import gc_paused
 from ..errors import ConfigError, ExtractMlflowError
-from ..fidelity.approvals import load_approvals
 from ..io.loading import (
     GoldSet,
     PredictionSet,
@@ -27,6 +25,9 @@ from ..io.stream import JoinedStream, StreamSummary
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation, Extras, Inputs, Setup, content_digest
 from .workers import BATCH, score_documents, score_lockstep, worker_pool
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
     "Extras",
@@ -186,7 +187,11 @@ def _stream(
 def _approvals(
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None,
 ) -> Mapping[tuple[str, str], str | None] | None:
-    return load_approvals(approvals) if isinstance(approvals, str | Path) else approvals
+    if not isinstance(approvals, str | Path):
+        return approvals
+    from ..fidelity.approvals import load_approvals  # text fidelity (~15 ms): for approvals
+
+    return load_approvals(approvals)
 
 
 def check_files(gold: str | Path, pred: str | Path, id_key: str) -> None:

@@ -10,7 +10,6 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..structure.score import METRICS
 from .compact import STATUSES
 
 if TYPE_CHECKING:
@@ -117,6 +116,8 @@ def structure_frame(summary: StructureSummary) -> pd.DataFrame:
     objects as JSON text), and per metric its value, ``<metric>_num`` and ``<metric>_den``
     (NaN where the document lacks it), then reading-order coverage and continuity."""
     import pandas as pd
+
+    from ..structure.score import METRICS  # the structure scorers: loaded where structure is
 
     rows = []
     for d in summary.documents:

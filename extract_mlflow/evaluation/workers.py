@@ -22,20 +22,22 @@ Two kinds of batch, in this order:
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import pickle
 import signal
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.runtime import gc_paused
 from ..io.lockstep import RawBatch, RawPair, RawPairs, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
 from .accumulator import DocumentInput, Evaluation, Setup
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["BATCH", "score_documents", "score_lockstep", "worker_pool"]
 
@@ -57,6 +59,9 @@ _setup: tuple[bytes, Setup] | None = None
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """`workers` spawned processes, started now: they import the scorer while this process
     prescans the files for the setup (each task brings it pickled: a few KB, read once)."""
+    import multiprocessing  # here: a single-process pass never loads the process pool (~5 ms)
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker)
     for _ in range(workers):
