@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._version import __version__
-from .cli_diff import diff_command
-from .cli_loop import hints, score_iterations
 from .cli_options import (
     EVALUATE_OPTIONS,
     config_options,
@@ -47,7 +45,26 @@ if TYPE_CHECKING:
 EXIT_GATE_FAILED = 1
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The commands, those kept in their own modules imported when used or listed (`score`
+    never loads the code of `diff` or of the prompt-loop commands)."""
+
+    ELSEWHERE = ("diff", "hints", "score-iterations")
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.ELSEWHERE})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.ELSEWHERE and cmd_name not in self.commands:
+            from .cli_diff import diff_command
+            from .cli_loop import hints, score_iterations
+
+            for command in (diff_command, hints, score_iterations):
+                self.add_command(command)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="extract-mlflow")
 def main() -> None:
     """Evaluate LLM document extraction against a gold set and gate releases in MLflow.
@@ -452,11 +469,6 @@ def _export_note(dest: Path, copied: list[Path], fmt: str) -> str:
     )
     text = "\n".join(lines) + "\n"
     return f"```\n{text}```\n" if fmt == "md" else text
-
-
-main.add_command(score_iterations)
-main.add_command(hints)
-main.add_command(diff_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

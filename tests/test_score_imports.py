@@ -21,6 +21,7 @@ STRUCTURE = ("extract_mlflow.structure.score", "extract_mlflow.structure.teds")
 POOL = ("concurrent.futures.process",)
 TRACKING = ("mlflow", "urllib.request", "extract_mlflow.tracking.log")
 LIBRARIES = ("pandas", "scipy", "matplotlib")
+OTHER_COMMANDS = ("extract_mlflow.cli_diff", "extract_mlflow.cli_loop")
 HEAVY = (*GATES, *FIDELITY, *STRUCTURE, *POOL, *TRACKING, *LIBRARIES)
 """what a plain `score --format json --no-log` of field-only documents never imports"""
 
@@ -51,7 +52,7 @@ def test_score_no_log_imports_only_what_scoring_needs() -> None:
     report = json.loads(out)
     assert report["documents"] > 0 and report["gates"] == {"passed": True, "failures": []}
     assert "extract_mlflow.fields.scorer" in modules  # it did score
-    assert loaded(modules, HEAVY) == []
+    assert loaded(modules, (*HEAVY, *OTHER_COMMANDS)) == []
 
 
 def test_a_gate_option_loads_the_gate_modules() -> None:
@@ -84,6 +85,8 @@ def test_help_imports_no_scoring_family(args: list[str]) -> None:
     out, modules = run_cli(args)
     assert "Usage:" in out
     assert loaded(modules, (*HEAVY, "numpy", "pydantic")) == []
+    listed = ["diff", "hints", "score-iterations"] if args == ["--help"] else []
+    assert [c for c in listed if f"\n  {c} " in out] == listed  # --help lists every command
 
 
 def test_importing_evaluate_loads_no_optional_family() -> None:
