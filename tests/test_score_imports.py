@@ -12,17 +12,24 @@ from pathlib import Path
 
 import pytest
 
-INVOICES = Path(__file__).resolve().parents[1] / "examples" / "invoices"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+INVOICES, PAPERS = EXAMPLES / "invoices", EXAMPLES / "papers"
 GOLD, PRED = str(INVOICES / "gold.jsonl"), str(INVOICES / "pred_improved.jsonl")
 
 GATES = ("extract_mlflow.gate_checks", "extract_mlflow.gates")
-FIDELITY = ("extract_mlflow.fidelity.score", "extract_mlflow.fidelity.grounding")
+FIDELITY = (
+    "extract_mlflow.fidelity.score",
+    "extract_mlflow.fidelity.grounding",
+    "extract_mlflow.fidelity.canaries",
+    "extract_mlflow.fidelity.tokens",
+)
+PAGES = ("extract_mlflow.pages",)
 STRUCTURE = ("extract_mlflow.structure.score", "extract_mlflow.structure.teds")
 POOL = ("concurrent.futures.process",)
 TRACKING = ("mlflow", "urllib.request", "extract_mlflow.tracking.log")
 LIBRARIES = ("pandas", "scipy", "matplotlib")
 OTHER_COMMANDS = ("extract_mlflow.cli_diff", "extract_mlflow.cli_loop")
-HEAVY = (*GATES, *FIDELITY, *STRUCTURE, *POOL, *TRACKING, *LIBRARIES)
+HEAVY = (*GATES, *FIDELITY, *STRUCTURE, *PAGES, *POOL, *TRACKING, *LIBRARIES)
 """what a plain `score --format json --no-log` of field-only documents never imports"""
 
 _PROBE = """
@@ -78,6 +85,15 @@ def test_structure_fields_load_the_structure_scorers(tmp_path: Path) -> None:
     out, modules = run_cli(["score", str(gold), str(pred), "--format", "json", "--no-log"])
     assert json.loads(out)["structure"] is not None
     assert loaded(modules, STRUCTURE) == list(STRUCTURE)
+
+
+def test_pages_load_the_page_parser() -> None:
+    gold, pred = str(PAPERS / "gold.jsonl"), str(PAPERS / "pred_complete.jsonl")
+    args = ["score", gold, pred, "--config", str(PAPERS / "config.toml"), "--no-log"]
+    out, modules = run_cli([*args, "--format", "json"])
+    assert json.loads(out)["layout"]["layout_score"] == 1.0
+    assert loaded(modules, PAGES) == list(PAGES)
+    assert loaded(modules, (*GATES, *FIDELITY, *STRUCTURE)) == []
 
 
 @pytest.mark.parametrize("args", [["--help"], ["score", "--help"]])

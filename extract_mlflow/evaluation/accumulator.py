@@ -34,6 +34,7 @@ import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,17 +43,15 @@ from ..config import Config
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..errors import ConfigError
-from ..fidelity.canaries import Canary, parse_canaries
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..io.loading import GoldSet, PredictionSet
 from ..io.stream import top_keys
-from ..pages import Prepared, prepare_document
 from ..report import DocumentResult, Report
-from .compact import CompactRecords, DocumentColumns, RecordSink
+from .compact import CompactRecords, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
-from .records import latency_ms, usage_tokens
+from .records import latency_ms, tokens_per_doc, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
 
@@ -60,7 +59,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..fidelity.approvals import Approvals
+    from ..fidelity.canaries import Canary
     from ..fidelity.score import FidelityAccumulator, FidelityTools
+    from ..pages import Prepared
     from ..structure.score import DocumentStructure
 
 __all__ = [
@@ -185,7 +186,11 @@ class Setup:
         if extras.source_key:
             family += (extras.source_key,)
         fidelity = extras.sources is not None
-        canaries = parse_canaries(extras.canaries)
+        canaries: tuple[Canary, ...] = ()
+        if extras.canaries:  # the canary matcher and fidelity's tokenizer (~4 ms): for canaries
+            from ..fidelity.canaries import parse_canaries
+
+            canaries = parse_canaries(extras.canaries)
         if canaries and not fidelity:
             raise ConfigError("canaries are looked for in the sources: give sources too")
         return cls(config, profile, family, structure, fidelity, extras.approvals, canaries)
@@ -255,8 +260,21 @@ class _Tools:
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
     slice_by: tuple[str, ...]
-    structure: Callable[..., DocumentStructure] | None
-    """:func:`~extract_mlflow.structure.score.score_document` when the gold set has structure"""
+
+    @cached_property
+    def prepare(self) -> Callable[..., Prepared]:
+        """:func:`~extract_mlflow.pages.prepare_document`, imported by the first page."""
+        from ..pages import prepare_document
+
+        return prepare_document
+
+    @cached_property
+    def score_structure(self) -> Callable[..., DocumentStructure]:
+        """:func:`~extract_mlflow.structure.score.score_document`, imported by the first
+        document with structure (the structure scorers cost ~20 ms to import)."""
+        from ..structure.score import score_document
+
+        return score_document
 
 
 _POSITION = attrgetter("position")
@@ -314,12 +332,7 @@ class Evaluation:
             fidelity = self.fidelity.tools(Comparators(cfg), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
-        structure = None
-        if self.structure is not None:
-            from ..structure.score import score_document  # the structure scorers (~20 ms)
-
-            structure = score_document
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, structure)
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -334,8 +347,8 @@ class Evaluation:
             self.config_use.update(gold, pred)
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
-        if self.structure is not None and tools.structure is not None:
-            structure = tools.structure(doc_id, gold, pred, self.setup.config.structure)
+        if self.structure is not None:
+            structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
             self.structure.append((position, structure))
         if self.compact is not None and self.sink is not None:
             self.compact.add(record)
@@ -354,9 +367,7 @@ class Evaluation:
         prep: Prepared | None = None  # most documents are plain JSON: no page, no profile
         if tools.pages or (pred_doc is not None and tools.text_key in pred_doc):
             notes: list[str] = []
-            prep = prepare_document(
-                gold_doc, pred_doc, self.setup.config, self.setup.profile, notes
-            )
+            prep = tools.prepare(gold_doc, pred_doc, self.setup.config, self.setup.profile, notes)
             self.notes.extend((position, n) for n in notes)
         gold, pred = (prep.gold, prep.pred) if prep is not None else (gold_doc, pred_doc)
         if failure is not None:
@@ -481,17 +492,3 @@ def _document(doc: DocumentInput, status: str, acc: DocCounts) -> DocumentResult
         doc.failure,
         position=doc.position,
     )
-
-
-def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
-    """Σ tokens over the documents (gold order) / documents; None when no prediction records
-    usage (a document without a prediction counts as 0 tokens)."""
-    total, seen = 0.0, False
-    if isinstance(documents, DocumentColumns):
-        for value in documents.token_values():
-            total, seen = total + value, True
-        return total / len(documents) if seen and documents else None
-    for d in documents:
-        if d.tokens is not None:
-            total, seen = total + d.tokens, True
-    return total / len(documents) if seen and documents else None

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .compact import STATUSES
+from .compact import STATUSES, DocumentColumns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..report import Report
+    from ..report import DocumentResult, Report
     from ..structure.score import StructureSummary
 
 
@@ -162,3 +162,17 @@ def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:
     if isinstance(total, int | float) and not isinstance(total, bool):
         return float(total)
     return None
+
+
+def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
+    """Σ tokens over the documents (gold order) / documents; None when no prediction records
+    usage (a document without a prediction counts as 0 tokens)."""
+    total, seen = 0.0, False
+    if isinstance(documents, DocumentColumns):
+        for value in documents.token_values():
+            total, seen = total + value, True
+        return total / len(documents) if seen and documents else None
+    for d in documents:
+        if d.tokens is not None:
+            total, seen = total + d.tokens, True
+    return total / len(documents) if seen and documents else None
