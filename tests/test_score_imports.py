@@ -62,6 +62,13 @@ def test_score_no_log_imports_only_what_scoring_needs() -> None:
     assert loaded(modules, (*HEAVY, *OTHER_COMMANDS)) == []
 
 
+@pytest.mark.parametrize("fmt", ["table", "md"])
+def test_the_table_and_markdown_views_import_no_optional_family(fmt: str) -> None:
+    out, modules = run_cli(["score", GOLD, PRED, "--format", fmt, "--no-log"])
+    assert "line_items[].qty" in out
+    assert loaded(modules, HEAVY) == []
+
+
 def test_a_gate_option_loads_the_gate_modules() -> None:
     out, modules = run_cli(["score", GOLD, PRED, "--format", "json", "--no-log", "--min-f1", "1"])
     assert json.loads(out)["gates"]["passed"] is False  # the improved run is not perfect
