@@ -46,8 +46,8 @@ EXIT_GATE_FAILED = 1
 
 
 class _Group(click.Group):
-    """The commands, those kept in their own modules imported when used or listed (`score`
-    never loads the code of `diff` or of the prompt-loop commands)."""
+    """The command group: `diff`, `hints` and `score-iterations` live in their own modules,
+    imported when one of them is run or listed (so `score` never loads their code)."""
 
     ELSEWHERE = ("diff", "hints", "score-iterations")
 

@@ -117,7 +117,7 @@ def structure_frame(summary: StructureSummary) -> pd.DataFrame:
     (NaN where the document lacks it), then reading-order coverage and continuity."""
     import pandas as pd
 
-    from ..structure.score import METRICS  # the structure scorers: loaded where structure is
+    from ..structure.score import METRICS  # here: the structure scorers only for structure
 
     rows = []
     for d in summary.documents:
