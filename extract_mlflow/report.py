@@ -19,12 +19,12 @@ from .config import Config
 from .core.counts import Counts, ratio
 from .core.keys import field_key, field_keys
 from .fields.scorer import CATEGORIES, ErrorRecord
-from .pages import LayoutResult
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .fidelity.score import FidelitySummary
+    from .pages import LayoutResult
     from .structure.score import StructureSummary
 
 EXAMPLES_PER_FIELD = 5

@@ -34,31 +34,35 @@ import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..config import Config
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..errors import ConfigError
-from ..fidelity.approvals import Approvals
-from ..fidelity.canaries import Canary, parse_canaries
-from ..fidelity.score import FidelityAccumulator, FidelityTools
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..io.loading import GoldSet, PredictionSet
-from ..io.stream import first_block_clear, top_keys
-from ..pages import Prepared, prepare_document
+from ..io.stream import top_keys
 from ..report import DocumentResult, Report
-from ..structure.score import DocumentStructure, score_document
-from .compact import CompactRecords, DocumentColumns, RecordSink
+from .compact import CompactRecords, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
-from .records import latency_ms, usage_tokens
+from .records import latency_ms, tokens_per_doc, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
-from .structure import summarize
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..fidelity.approvals import Approvals
+    from ..fidelity.canaries import Canary
+    from ..fidelity.score import FidelityAccumulator, FidelityTools
+    from ..pages import Prepared
+    from ..structure.score import DocumentStructure
 
 __all__ = [
     "DocumentInput",
@@ -107,7 +111,7 @@ def content_digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _structure_keys(config: Config) -> tuple[str, ...]:
+def structure_keys(config: Config) -> tuple[str, ...]:
     s = config.structure
     return (s.tables_key, s.blocks_key, s.regions_key, s.boundaries_key)
 
@@ -139,11 +143,11 @@ class Setup:
         extras: Extras | None = None,
     ) -> Setup:
         """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
-        keys = _structure_keys(config)
+        keys = structure_keys(config)
         structure = any(k in doc for doc in gs.docs.values() for k in keys)
         tops = {p.split(".")[0] for p in config.structure.slice_by}
         carried = {t for t in tops if any(t in doc for doc in ps.docs.values())}
-        return cls._decided(config, profile, extras, structure, carried)
+        return cls.decided(config, profile, extras, structure, carried)
 
     @classmethod
     def of_files(
@@ -156,25 +160,13 @@ class Setup:
     ) -> Setup:
         """:meth:`of` the loaded files, decided by a prescan that loads nothing
         (:func:`~extract_mlflow.io.stream.top_keys`)."""
-        structure = bool(top_keys(gold, _structure_keys(config), gold=True, id_key=config.id_key))
+        structure = bool(top_keys(gold, structure_keys(config), gold=True, id_key=config.id_key))
         tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
         carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
-        return cls._decided(config, profile, extras, structure, carried)
+        return cls.decided(config, profile, extras, structure, carried)
 
     @classmethod
-    def guess_of_files(
-        cls, gold: str | Path, config: Config, profile: str | None, extras: Extras | None
-    ) -> Setup | None:
-        """What :meth:`of_files` most likely gives, from the gold file's first block alone: the
-        setup without structure fields when that block shows no sign of one and no slice
-        attribute asks for the prediction file, else None. A pass started on it is kept only
-        if the prescan agrees."""
-        if config.structure.slice_by or not first_block_clear(gold, _structure_keys(config)):
-            return None
-        return cls._decided(config, profile, extras, False, set())
-
-    @classmethod
-    def _decided(
+    def decided(
         cls,
         config: Config,
         profile: str | None,
@@ -182,11 +174,13 @@ class Setup:
         structure: bool,
         carried: set[str],
     ) -> Setup:
+        """The setup once the input is known to carry structure fields or not (`structure`)
+        and which top-level slice attributes the predictions carry (`carried`)."""
         if profile is not None and profile not in config.layout.profiles:
             known = ", ".join(sorted(config.layout.profiles)) or "none configured"
             raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
         extras = extras or Extras()
-        family: tuple[str, ...] = _structure_keys(config) if structure else ()
+        family: tuple[str, ...] = structure_keys(config) if structure else ()
         for path in config.structure.slice_by:
             top = path.split(".")[0]
             if top not in carried:
@@ -194,7 +188,11 @@ class Setup:
         if extras.source_key:
             family += (extras.source_key,)
         fidelity = extras.sources is not None
-        canaries = parse_canaries(extras.canaries)
+        canaries: tuple[Canary, ...] = ()
+        if extras.canaries:  # the canary matcher and fidelity's tokenizer (~4 ms): for canaries
+            from ..fidelity.canaries import parse_canaries
+
+            canaries = parse_canaries(extras.canaries)
         if canaries and not fidelity:
             raise ConfigError("canaries are looked for in the sources: give sources too")
         return cls(config, profile, family, structure, fidelity, extras.approvals, canaries)
@@ -265,6 +263,21 @@ class _Tools:
     text_key: str
     slice_by: tuple[str, ...]
 
+    @cached_property
+    def prepare(self) -> Callable[..., Prepared]:
+        """:func:`~extract_mlflow.pages.prepare_document`, imported by the first page."""
+        from ..pages import prepare_document
+
+        return prepare_document
+
+    @cached_property
+    def score_structure(self) -> Callable[..., DocumentStructure]:
+        """:func:`~extract_mlflow.structure.score.score_document`, imported by the first
+        document with structure (the structure scorers cost ~20 ms to import)."""
+        from ..structure.score import score_document
+
+        return score_document
+
 
 _POSITION = attrgetter("position")
 _FOLD_EVERY = 2048
@@ -299,11 +312,11 @@ class Evaluation:
         self.notes: list[tuple[int, str]] = []
         self.fields = FieldCounts()
         self.config_use = ConfigUse.of(cfg)
-        self.fidelity = (
-            FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
-            if setup.fidelity
-            else None
-        )
+        self.fidelity: FidelityAccumulator | None = None
+        if setup.fidelity:
+            from ..fidelity.score import FidelityAccumulator  # text fidelity (~20 ms): for sources
+
+            self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
         self.structure: list[tuple[int, DocumentStructure]] | None = [] if setup.structure else None
         self._tools: _Tools | None = None
 
@@ -337,7 +350,7 @@ class Evaluation:
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
         if self.structure is not None:
-            structure = score_document(doc_id, gold, pred, self.setup.config.structure)
+            structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
             self.structure.append((position, structure))
         if self.compact is not None and self.sink is not None:
             self.compact.add(record)
@@ -356,9 +369,7 @@ class Evaluation:
         prep: Prepared | None = None  # most documents are plain JSON: no page, no profile
         if tools.pages or (pred_doc is not None and tools.text_key in pred_doc):
             notes: list[str] = []
-            prep = prepare_document(
-                gold_doc, pred_doc, self.setup.config, self.setup.profile, notes
-            )
+            prep = tools.prepare(gold_doc, pred_doc, self.setup.config, self.setup.profile, notes)
             self.notes.extend((position, n) for n in notes)
         gold, pred = (prep.gold, prep.pred) if prep is not None else (gold_doc, pred_doc)
         if failure is not None:
@@ -453,6 +464,8 @@ class Evaluation:
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         if self.structure is not None:
+            from .structure import summarize  # the structure scorers: only with structure fields
+
             ordered = [d for _, d in sorted(self.structure, key=itemgetter(0))]
             report.structure = summarize(ordered, cfg.structure)
         return report
@@ -481,17 +494,3 @@ def _document(doc: DocumentInput, status: str, acc: DocCounts) -> DocumentResult
         doc.failure,
         position=doc.position,
     )
-
-
-def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
-    """Σ tokens over the documents (gold order) / documents; None when no prediction records
-    usage (a document without a prediction counts as 0 tokens)."""
-    total, seen = 0.0, False
-    if isinstance(documents, DocumentColumns):
-        for value in documents.token_values():
-            total, seen = total + value, True
-        return total / len(documents) if seen and documents else None
-    for d in documents:
-        if d.tokens is not None:
-            total, seen = total + d.tokens, True
-    return total / len(documents) if seen and documents else None

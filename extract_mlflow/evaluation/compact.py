@@ -29,7 +29,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -37,9 +37,11 @@ import numpy.typing as npt
 from ..core.counts import Counts
 from ..errors import NotKeptError
 from ..fields.scorer import ErrorRecord
-from ..pages import LayoutResult
 from ..report import DocumentResult
 from .chunks import Chunked, Runs
+
+if TYPE_CHECKING:
+    from ..pages import LayoutResult
 
 __all__ = [
     "STATUSES",
@@ -242,7 +244,7 @@ class RecordSink(Protocol):
     def merge(self, other: Any) -> None: ...
 
 
-_Page = tuple[LayoutResult | None, int | None, int | None]
+_Page = tuple["LayoutResult | None", int | None, int | None]
 _BLOB_BYTES = 1 << 18
 """bytes of ids per chunk"""
 

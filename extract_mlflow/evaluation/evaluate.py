@@ -5,15 +5,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config, load_config
 from ..core.runtime import gc_paused
 from ..errors import ConfigError, ExtractMlflowError
-from ..fidelity.approvals import load_approvals
 from ..io.loading import (
     GoldSet,
     PredictionSet,
@@ -24,12 +23,23 @@ from ..io.loading import (
 )
 from ..io.sources import load_sources, sources_from_gold
 from ..io.spill import CountsSpill
-from ..io.stream import JoinedStream, StreamSummary
+from ..io.stream import JoinedStream, StreamSummary, first_block_clear
 from ..report import Report
-from .accumulator import DocumentInput, Evaluation, Extras, Inputs, Setup, content_digest
+from .accumulator import (
+    DocumentInput,
+    Evaluation,
+    Extras,
+    Inputs,
+    Setup,
+    content_digest,
+    structure_keys,
+)
 from .workers import BATCH, score_documents, score_lockstep, worker_pool
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
     "Extras",
@@ -189,7 +199,11 @@ def _stream(
 def _approvals(
     approvals: str | Path | Mapping[tuple[str, str], str | None] | None,
 ) -> Mapping[tuple[str, str], str | None] | None:
-    return load_approvals(approvals) if isinstance(approvals, str | Path) else approvals
+    if not isinstance(approvals, str | Path):
+        return approvals
+    from ..fidelity.approvals import load_approvals  # text fidelity (~15 ms): for approvals
+
+    return load_approvals(approvals)
 
 
 def check_files(gold: str | Path, pred: str | Path, id_key: str) -> None:
@@ -263,7 +277,7 @@ def score_files(
     args = (gold, pred, config, profile, extras)
     with worker_pool(workers) if workers > 1 else nullcontext() as pool:
         with _files_first(gold, pred, config.id_key):
-            guess = Setup.guess_of_files(gold, config, profile, extras) if pool else None
+            guess = _guessed_setup(gold, config, profile, extras) if pool else None
         if guess is None:
             run = Evaluation(_setup_of_files(*args), sink=CountsSpill())
             summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
@@ -280,6 +294,18 @@ def score_files(
                 run = Evaluation(setup, sink=CountsSpill())
                 summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
     return run.result(_stream_inputs(summary, extras, with_source))
+
+
+def _guessed_setup(
+    gold: str | Path, config: Config, profile: str | None, extras: Extras
+) -> Setup | None:
+    """What :meth:`Setup.of_files` most likely gives, from the gold file's first block alone:
+    the setup without structure fields when that block shows no sign of one and no slice
+    attribute asks for the prediction file, else None. A pass started on it is kept only if
+    the prescan agrees."""
+    if config.structure.slice_by or not first_block_clear(gold, structure_keys(config)):
+        return None
+    return Setup.decided(config, profile, extras, structure=False, carried=set())
 
 
 def _setup_of_files(

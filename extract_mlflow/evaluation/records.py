@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..structure.score import METRICS
-from .compact import STATUSES
+from .compact import STATUSES, DocumentColumns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..report import Report
+    from ..report import DocumentResult, Report
     from ..structure.score import StructureSummary
 
 
@@ -118,6 +117,8 @@ def structure_frame(summary: StructureSummary) -> pd.DataFrame:
     (NaN where the document lacks it), then reading-order coverage and continuity."""
     import pandas as pd
 
+    from ..structure.score import METRICS  # here: the structure scorers only for structure
+
     rows = []
     for d in summary.documents:
         row: dict[str, Any] = {"id": d.id}
@@ -161,3 +162,17 @@ def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:
     if isinstance(total, int | float) and not isinstance(total, bool):
         return float(total)
     return None
+
+
+def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
+    """Σ tokens over the documents (gold order) / documents; None when no prediction records
+    usage (a document without a prediction counts as 0 tokens)."""
+    total, seen = 0.0, False
+    if isinstance(documents, DocumentColumns):
+        for value in documents.token_values():
+            total, seen = total + value, True
+        return total / len(documents) if seen and documents else None
+    for d in documents:
+        if d.tokens is not None:
+            total, seen = total + d.tokens, True
+    return total / len(documents) if seen and documents else None

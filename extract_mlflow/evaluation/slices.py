@@ -18,11 +18,11 @@ import numpy as np
 from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
-from ..structure.score import DocumentStructure, Slice, point_values
 from .stats import count_intervals
 
 if TYPE_CHECKING:
     from ..report import DocumentResult
+    from ..structure.score import DocumentStructure, Slice
 
 
 def _is_number(value: Any) -> bool:
@@ -83,6 +83,8 @@ def slice_documents(
     documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
 ) -> list[Slice]:
     """The slices of the documents by one attribute (documents lacking it are in none)."""
+    from ..structure.score import Slice, point_values  # the structure scorers: only for structure
+
     groups, xs, numeric = _grouped(documents, attribute, config)
     order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
     return [Slice(k, len(groups[k]), point_values(groups[k]), _mean(xs.get(k))) for k in order]

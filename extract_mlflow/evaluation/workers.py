@@ -23,7 +23,6 @@ Two kinds of batch, in this order:
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import pickle
 import signal
 import sys
@@ -31,14 +30,17 @@ import threading
 from array import array
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.runtime import gc_paused
 from ..io.lockstep import RawBatch, RawPairs, RawRun, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
 from .accumulator import DocumentInput, Evaluation, Setup
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["BATCH", "score_documents", "score_lockstep", "worker_pool"]
 
@@ -60,6 +62,9 @@ _setup: tuple[bytes, Setup] | None = None
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """`workers` processes, started now (:func:`start_method`); each task brings the setup
     pickled (a few KB, read once)."""
+    import multiprocessing  # here: a single-process pass never loads the process pool (~5 ms)
+    from concurrent.futures import ProcessPoolExecutor
+
     method = start_method()
     log.debug("starting %d worker processes (%s)", workers, method)
     context = multiprocessing.get_context(method)

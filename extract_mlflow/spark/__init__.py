@@ -39,7 +39,7 @@ from ..evaluation.accumulator import (
     Extras,
     Inputs,
     Setup,
-    _structure_keys,
+    structure_keys,
 )
 from ..evaluation.evaluate import resolve_call_config
 from ..fidelity.approvals import load_approvals
@@ -234,7 +234,7 @@ def _evaluate(
     keep, id_key = StorageLevel.MEMORY_AND_DISK, cfg.id_key
     gold_lines, gnamed = _lines(spark, gold, "gold")
     gold_digest = _digest(gold, gold_lines) if _is_local(gold) else None
-    keys = _structure_keys(cfg)
+    keys = structure_keys(cfg)
     gold_rows = _numbered(gold_lines).mapPartitions(functools.partial(_gold_rows, id_key, keys))
     gold_rows = gold_rows.persist(keep)
     pred_rows = None

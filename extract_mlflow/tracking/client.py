@@ -22,8 +22,6 @@ import contextlib
 import logging
 import os
 import re
-import urllib.error
-import urllib.request
 from base64 import b64encode
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
@@ -226,6 +224,9 @@ def check_reachable(uri: str, timeout: float | None = None) -> None:
         return
     if timeout is None:
         timeout = min(PROBE_TIMEOUT, current_timeout())
+    import urllib.error  # here: only the probe needs urllib.request (http.client, ssl: ~15 ms)
+    import urllib.request
+
     base, user, password = split_credentials(uri)
     shown = redact(base)
     request = urllib.request.Request(

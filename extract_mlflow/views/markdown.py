@@ -7,9 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
 from ..core.text import compact, escape_pipes, fmt, md_cell, terminal_safe
-from ..fidelity.score import FidelitySummary
-from ..fidelity.values import BANDS, FLAGS, ValueFidelity
-from ..structure.score import METRICS, MetricValue, Slice, StructureSummary
 from .sections import (
     _field_row,
     canaries_line,
@@ -22,7 +19,10 @@ from .sections import (
 )
 
 if TYPE_CHECKING:
+    from ..fidelity.score import FidelitySummary
+    from ..fidelity.values import ValueFidelity
     from ..report import Report
+    from ..structure.score import MetricValue, Slice, StructureSummary
 
 
 def _run_lines(report: Report) -> list[str]:
@@ -161,6 +161,8 @@ def _grounded(v: ValueFidelity) -> str:
 
 def fidelity_markdown(summary: FidelitySummary) -> str:
     """The fidelity section of summary.md (starts with a level-2 heading)."""
+    from ..fidelity.values import BANDS, FLAGS  # here: text fidelity loads only with sources
+
     o = summary.overall
     p = " / ".join(fmt(x) for x in o.precisions)
     head = field_head()
@@ -270,6 +272,8 @@ def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
 
 
 def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
+    from ..structure.score import METRICS  # here: the structure scorers load only for structure
+
     names = [n for n in METRICS if any(n in s.values for s in slices)]
     cell = escape_pipes(attribute)
     lines = [f"| {cell} | {tr('md.documents_col')} | " + " | ".join(names) + " |"]

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING
 from ..core.language import tr
 from ..core.messages import MESSAGES
 from ..core.text import fmt
-from ..fidelity.score import FidelityStats, FidelitySummary
-from ..fidelity.values import BANDS, NEW_VOCABULARY, PARAPHRASE
 
 if TYPE_CHECKING:
+    from ..fidelity.score import FidelityStats, FidelitySummary
     from ..report import FieldResult, Report
 
 
@@ -81,6 +80,8 @@ def fidelity_fields_by_bleu(summary: FidelitySummary) -> list[tuple[str, Fidelit
 
 
 def _field_row(name: str, s: FidelityStats) -> list[str]:
+    from ..fidelity.values import BANDS, NEW_VOCABULARY, PARAPHRASE  # here: only with sources
+
     bands = "/".join(str(s.bands[b]) for b in BANDS)
     ground = f"{s.grounded}/{s.checked}" if s.checked else "—"
     return [

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
 from ..core.text import display_width, fmt, pad, terminal_safe, truncate
-from ..fidelity.score import FidelitySummary
 from ..fields.scorer import CATEGORIES
 from .sections import (
     _field_row,
@@ -22,6 +21,7 @@ from .sections import (
 )
 
 if TYPE_CHECKING:
+    from ..fidelity.score import FidelitySummary
     from ..report import Report
 
 
