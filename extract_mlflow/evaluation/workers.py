@@ -101,26 +101,41 @@ def _setup_of(blob: bytes) -> Setup:
     return _setup[1]
 
 
-def _score_batch(blob: bytes, batch: list[DocumentInput]) -> Evaluation:
-    """A worker's task: a fresh compact part with `batch` scored into it."""
-    part = Evaluation(_setup_of(blob), sink=CountsSpill())
+def _score_batch(blob: bytes, batch: bytes) -> Evaluation:
+    """A worker's task: a fresh compact part with the pickled documents of `batch` scored
+    into it (pickled by the caller, so that they are this function's alone: see
+    :func:`_scored`)."""
     with gc_paused():
-        for doc in batch:
-            part.update(doc)
-    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part
+        return _scored(blob, pickle.loads(batch))
 
 
 def _score_pairs(blob: bytes, run: RawRun) -> tuple[Evaluation, array[int]] | None:
     """A worker's task: the part of a run of raw lines and its gold ids' hashes, or None when
-    the run is not in lockstep."""
+    the run is not in lockstep (the part scored so far is then dropped)."""
+    setup = _setup_of(blob)
+    hashes = array("Q")
     with gc_paused():
-        joined = join_in_step(run.pairs(), run.position, _setup_of(blob).config.id_key)
-        if joined is None:
-            return None
-        docs = [DocumentInput(j.position, j.id, j.gold, j.pred, j.failure) for j in joined]
-        hashes = array("Q", [id_hash(j.id) for j in joined])
-    return _score_batch(blob, docs), hashes
+        part = Evaluation(setup, sink=CountsSpill())
+        for j in join_in_step(run.pairs(), run.position, setup.config.id_key):
+            if j is None:
+                return None
+            hashes.append(id_hash(j.id))
+            part.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure))
+        part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
+    return part, hashes
+
+
+def _scored(blob: bytes, docs: list[DocumentInput]) -> Evaluation:
+    """`docs` scored into a fresh compact part, the cyclic collector paused by the caller.
+
+    The documents are let go before the collector runs again: switched back on, it first
+    walks the young objects, which would be every document still held (~7 ms a task)."""
+    part = Evaluation(_setup_of(blob), sink=CountsSpill())
+    for doc in docs:
+        part.update(doc)
+    docs.clear()
+    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
+    return part
 
 
 def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
@@ -170,7 +185,7 @@ def score_documents(
     blob = pickle.dumps(run.setup)
     try:
         for batch in _batches(docs, size):
-            pending.append(pool.submit(_score_batch, blob, batch))
+            pending.append(pool.submit(_score_batch, blob, pickle.dumps(batch)))
             if len(pending) >= 2 * workers:
                 merged.add(pending.popleft().result())
         while pending:

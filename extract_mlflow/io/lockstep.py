@@ -5,7 +5,7 @@ is parsed.
 :class:`RawPairs` only reads blocks, hashes them and finds where lines end: it never parses
 nor even cuts a line out, so it keeps up with several processes that do (a batch that is not
 plain lines, say one holding a blank line, ends its work: the stream takes over there).
-:func:`join_in_step` parses a batch with the rules of
+:func:`join_in_step` parses a batch, one document at a time, with the rules of
 :class:`~extract_mlflow.io.stream.JoinedStream` (:func:`~extract_mlflow.io.stream.read_gold`,
 :func:`~extract_mlflow.io.stream.in_step`) and gives its documents, or None when any pair of
 the batch is not a clean lockstep pair (a gold line with a defect, a prediction line of
@@ -20,7 +20,7 @@ the workers, then dropped).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -208,18 +208,20 @@ class RawPairs:
             p.close()
 
 
-def join_in_step(pairs: list[RawPair], position: int, id_key: str) -> list[Joined] | None:
-    """The documents of a batch whose first pair is gold document `position`, joined as
-    :class:`~extract_mlflow.io.stream.JoinedStream` joins pairs in lockstep; None when a pair
-    is not one (the stream must take over at the batch's start)."""
-    out: list[Joined] = []
+def join_in_step(pairs: list[RawPair], position: int, id_key: str) -> Iterator[Joined | None]:
+    """The documents of a batch whose first pair is gold document `position`, joined one at a
+    time as :class:`~extract_mlflow.io.stream.JoinedStream` joins pairs in lockstep; at the
+    first pair that is not one, a None and nothing more (the stream must take over at the
+    batch's start, and whatever was made of the documents before is dropped). One document
+    at a time: each is scored and let go while its bytes are still in the cache."""
     for k, (_, gold_raw, pred_line, pred_raw) in enumerate(pairs):
         try:
             doc, doc_id = read_gold(gold_raw, id_key)
         except _LineError:
-            return None
+            yield None
+            return
         found = in_step((pred_line, 0, pred_raw), doc_id, id_key)
         if found is None:
-            return None
-        out.append(Joined(position + k, doc_id, doc, *found))
-    return out
+            yield None
+            return
+        yield Joined(position + k, doc_id, doc, *found)
