@@ -103,10 +103,17 @@ def _setup_of(blob: bytes) -> Setup:
 
 def _score_batch(blob: bytes, batch: bytes) -> Evaluation:
     """A worker's task: a fresh compact part with the pickled documents of `batch` scored
-    into it (pickled by the caller, so that they are this function's alone: see
-    :func:`_scored`)."""
+    into it. Pickled by the caller so that the documents are this function's alone: they are
+    let go before the collector runs again (switched back on, it first walks the young
+    objects, which would be every document still held: ~7 ms a task)."""
     with gc_paused():
-        return _scored(blob, pickle.loads(batch))
+        docs: list[DocumentInput] = pickle.loads(batch)
+        part = Evaluation(_setup_of(blob), sink=CountsSpill())
+        for doc in docs:
+            part.update(doc)
+        docs.clear()
+        part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
+    return part
 
 
 def _score_pairs(blob: bytes, run: RawRun) -> tuple[Evaluation, array[int]] | None:
@@ -123,19 +130,6 @@ def _score_pairs(blob: bytes, run: RawRun) -> tuple[Evaluation, array[int]] | No
             part.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure))
         part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
     return part, hashes
-
-
-def _scored(blob: bytes, docs: list[DocumentInput]) -> Evaluation:
-    """`docs` scored into a fresh compact part, the cyclic collector paused by the caller.
-
-    The documents are let go before the collector runs again: switched back on, it first
-    walks the young objects, which would be every document still held (~7 ms a task)."""
-    part = Evaluation(_setup_of(blob), sink=CountsSpill())
-    for doc in docs:
-        part.update(doc)
-    docs.clear()
-    part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part
 
 
 def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:

@@ -194,6 +194,18 @@ def iter_raw_lines(
     return iter(RawLines(path, hasher, offset, lineno))
 
 
+def open_jsonl(path: Path) -> IO[bytes]:
+    """`path` opened for reading bytes; an InputError naming it when it cannot be."""
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a JSONL file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+
+
 class RawLines:
     """The non-blank lines of a file, as :func:`iter_raw_lines` gives them; while it is read,
     `end` and `lineno` say where the last line given ends (byte offset, line number): where
@@ -205,15 +217,7 @@ class RawLines:
         self.path, self.hasher, self.end, self.lineno = path, hasher, offset, lineno
 
     def _open(self) -> IO[bytes]:
-        path = self.path
-        try:
-            f = path.open("rb")
-        except FileNotFoundError:
-            raise InputError(f"{path}: file not found") from None
-        except IsADirectoryError:
-            raise InputError(f"{path}: is a directory, expected a JSONL file") from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        f = open_jsonl(self.path)
         if self.end:
             f.seek(self.end)
         return f

@@ -30,10 +30,10 @@ from .loading import (
     _UTF8_BOM,
     _UTF16_BOMS,
     MAX_LINE_BYTES,
-    RawLines,
     _LineError,
     _Oversized,
     _sha256,
+    open_jsonl,
 )
 from .stream import Joined, Resume, in_step, read_gold
 
@@ -108,7 +108,7 @@ class _Cuts:
     def open(self) -> bool:
         """Open the file and step over a UTF-8 byte order mark; False when it cannot be cut."""
         try:
-            self.f = RawLines(self.path, None)._open()
+            self.f = open_jsonl(self.path)
         except InputError:
             return False
         while len(self.buf) < len(_UTF8_BOM) and (more := self.f.read(_BLOCK)):

@@ -398,23 +398,33 @@ def _may_contain(path: Path, needles: tuple[bytes, ...]) -> bool:
     with path.open("rb") as f:
         while block := f.read(_BLOCK):
             window = tail + block
-            # a backslash is rare in most files and its search the fastest (one byte): look for
-            # an escape only where there is one
-            if any(n in window for n in needles) or (b"\\" in window and b"\\u" in window):
+            if _spells_any(window, needles):
                 return True
             tail = window[-overlap:] if overlap else b""
     return False
 
 
+def _needles(keys: tuple[str, ...]) -> tuple[bytes, ...]:
+    """Each key as JSON spells it (quoted)."""
+    return tuple(json.dumps(k).encode("utf-8") for k in keys)
+
+
+def _spells_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Whether `data` holds any of `needles` or a ``\\u`` escape (which could spell one). A
+    backslash is rare in most files and its search the fastest (one byte): an escape is looked
+    for only where there is one."""
+    return any(n in data for n in needles) or (b"\\" in data and b"\\u" in data)
+
+
 def first_block_clear(path: str | Path, keys: tuple[str, ...]) -> bool:
-    """Whether the file's first block spells none of `keys` quoted (nor any ``\\u`` escape,
-    which could spell one); False when it cannot be read."""
+    """Whether the file's first block spells none of `keys` (nor any ``\\u`` escape, which
+    could spell one); False when it cannot be read."""
     try:
         with Path(path).open("rb") as f:
             block = f.read(_BLOCK)
     except OSError:
         return False
-    return not any(json.dumps(k).encode("utf-8") in block for k in keys) and b"\\u" not in block
+    return not _spells_any(block, _needles(keys))
 
 
 def top_keys(
@@ -428,7 +438,7 @@ def top_keys(
     (reading the file for real reports them); an unreadable file gives what was found so far.
     """
     path = Path(path)
-    needles = {k: json.dumps(k).encode("utf-8") for k in keys}
+    needles = dict(zip(keys, _needles(keys), strict=True))
     found: set[str] = set()
     try:
         if not keys or not _may_contain(path, tuple(needles.values())):
