@@ -47,8 +47,26 @@ if TYPE_CHECKING:
 EXIT_GATE_FAILED = 1
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`--version`: the version, then what runs compiled with mypyc (or why nothing does)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from . import _GUARD, _compiled
+
+    click.echo(f"extract-mlflow, version {__version__}")
+    click.echo(_compiled.describe(_GUARD))
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="extract-mlflow")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and whether the scoring modules run compiled, then exit.",
+)
 def main() -> None:
     """Evaluate LLM document extraction against a gold set and gate releases in MLflow.
 
