@@ -51,10 +51,11 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     """`--version`: the version, then what runs compiled with mypyc (or why nothing does)."""
     if not value or ctx.resilient_parsing:
         return
-    from . import _GUARD, _compiled
+    from . import _compiled
 
+    guard = _compiled.install_guard(__package__ or "extract_mlflow", str(Path(__file__).parent))
     click.echo(f"extract-mlflow, version {__version__}")
-    click.echo(_compiled.describe(_GUARD))
+    click.echo(_compiled.describe(guard))
     ctx.exit()
 
 
