@@ -28,7 +28,7 @@ def _require_compiled() -> tuple[str, ...]:
     """The compiled modules; skip when there are none, except in CI (.ci/run compiles)."""
     compiled = extract_mlflow.compiled_modules()
     if not compiled:
-        reason = "nothing is compiled in this install (`pip install -e .` with a C compiler is)"
+        reason = "nothing is compiled in this install (it needs `pip install -e .` and gcc)"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI installs the compiled build, but {reason}")
         pytest.skip(reason)
