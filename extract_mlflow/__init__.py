@@ -9,6 +9,9 @@ Library first: every CLI command is a thin shell over these functions.
 
 The names below are imported on first use (PEP 562), so that importing the package (and
 `extract-mlflow --help`) does not pay for numpy, scipy, pandas or mlflow.
+
+An install may run a few hot scoring modules compiled with mypyc (`compiled_modules()` says
+which); their `.py` sources stay the reference and give identical results.
 """
 
 from __future__ import annotations
@@ -16,8 +19,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from . import _compiled
 from ._version import __version__
 from .errors import ConfigError, ExtractMlflowError, GateError, InputError, TrackingError
+
+# Before any submodule loads: compiled modules yield to their sources when those changed since
+# the build or EXTRACT_MLFLOW_PURE=1 is set (see _compiled.py).
+_GUARD = _compiled.install_guard(__name__, __path__[0])
 
 if TYPE_CHECKING:
     from .comparison import Comparison, ScoredRun, compare
@@ -81,6 +89,7 @@ __all__ = [
     "__version__",
     "check_gates",
     "compare",
+    "compiled_modules",
     "diff",
     "evaluate",
     "feedback_text",
@@ -91,6 +100,19 @@ __all__ = [
     "log_report",
     "promote",
 ]
+
+
+def compiled_modules() -> tuple[str, ...]:
+    """The modules of this package that run as mypyc-compiled code in this process.
+
+    Empty for a pure-Python install, with ``EXTRACT_MLFLOW_PURE=1``, or when a compiled
+    module's source changed after the build (they then all run from their `.py` sources).
+    Results are identical either way: compiling only makes scoring faster.
+
+    >>> isinstance(compiled_modules(), tuple)
+    True
+    """
+    return _compiled.compiled_modules(_GUARD)
 
 
 def __getattr__(name: str) -> Any:

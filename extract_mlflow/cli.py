@@ -64,8 +64,27 @@ class _Group(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`--version`: the version, then what runs compiled with mypyc (or why nothing does)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from . import _compiled
+
+    guard = _compiled.install_guard(__package__ or "extract_mlflow", str(Path(__file__).parent))
+    click.echo(f"extract-mlflow, version {__version__}")
+    click.echo(_compiled.describe(guard))
+    ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="extract-mlflow")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and whether the scoring modules run compiled, then exit.",
+)
 def main() -> None:
     """Evaluate LLM document extraction against a gold set and gate releases in MLflow.
 

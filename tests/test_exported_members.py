@@ -31,6 +31,7 @@ PUBLIC = [
     "__version__",
     "check_gates",
     "compare",
+    "compiled_modules",
     "diff",
     "evaluate",
     "feedback_text",

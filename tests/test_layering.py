@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1] / "extract_mlflow"
 PKG = "extract_mlflow"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_version", "errors"),
+    ("_version", "errors", "_compiled"),
     ("core",),
     ("config",),
     ("io",),
