@@ -447,3 +447,40 @@ def test_block_draws_keep_memory_flat() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 40 * 2**20, peak
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 300),
+    resamples=st.integers(1, 60),
+    seed=st.integers(0, 2**32),
+    tops=st.lists(st.sampled_from([0, 1, 9, 255, 6_990, 2**20, 2**40]), min_size=1, max_size=8),
+    negative=st.booleans(),
+)
+def test_packed_gathers_sum_every_column_exactly(
+    n: int, resamples: int, seed: int, tops: list[int], negative: bool
+) -> None:
+    """Columns gathered several to an int64 word give each column's own sums: against a plain
+    per-column gather of the same draws, with column sums right at a word's 63 bits, columns
+    too wide to share, and negative counts (never packed)."""
+    rng = np.random.default_rng(seed)
+    counts = np.stack([rng.integers(0, top + 1, size=n) for top in tops], axis=1)
+    if negative:
+        counts[0, 0] = -1
+    got = stats_module.bootstrap_sums(counts.astype(np.int64), resamples, seed)
+    idx = resample_indices(n, resamples, seed)
+    expected = np.stack([counts[:, c][idx].sum(axis=1) for c in range(len(tops))], axis=1)
+    assert got.tobytes() == expected.astype(np.float64).tobytes()
+
+
+def test_small_counts_share_one_word_until_63_bits() -> None:
+    """Positive control of the packing: three columns of a 10,000-document run share one word;
+    a fourth that would pass 63 bits starts a second; a negative column stays alone."""
+    n = 10_000
+    counts = np.zeros((n, 4), dtype=np.int64)
+    counts[0] = [40, 40, 40, 2**20]  # 10,000 x 40 needs 19 bits; x 2**20 needs 34
+    fields = [f for _, f in stats_module._packed_words(counts)]
+    assert fields == [[(0, 0, 19), (1, 19, 19), (2, 38, 19)], [(3, 0, 34)]]
+    counts[1, 1] = -1
+    fields = [f for _, f in stats_module._packed_words(counts)]
+    assert sorted(c for f in fields for c, _, _ in f) == [0, 1, 2, 3] and [(1, 0, 64)] in fields

@@ -140,11 +140,17 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     every integer below 2**53, and a resample's sum is at most the largest count times the
     documents): bit for bit the same."""
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
-    columns = [np.ascontiguousarray(counts[:, c]) for c in range(counts.shape[1])]
+    words = _packed_words(counts)
 
     def gather(start: int, block: IntArray) -> None:
-        for c, column in enumerate(columns):
-            out[start : start + len(block), c] = column[block].sum(axis=1, dtype=np.int64)
+        rows = slice(start, start + len(block))
+        for word, fields in words:
+            sums = word[block].sum(axis=1, dtype=np.int64)
+            if len(fields) == 1:
+                out[rows, fields[0][0]] = sums
+                continue
+            for c, shift, bits in fields:
+                out[rows, c] = (sums >> shift) & ((1 << bits) - 1)
 
     # numpy gathers and sums without the GIL: blocks are gathered in two threads while a third
     # draws the next (each block's sums land in their own rows: the order cannot matter)
@@ -157,6 +163,44 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
         for done in pending:
             done.result()
     return out
+
+
+def _packed_words(counts: npt.NDArray[Any]) -> list[tuple[IntArray, list[tuple[int, int, int]]]]:
+    """The count columns packed side by side into int64 words, each with its fields
+    (column, shift, bits): a gather of one word sums several columns at once (a gather costs
+    the same whatever it moves, and is most of the bootstrap's time).
+
+    Exact: a column holds its own `bits` when no resample's sum of it can reach 2**bits (at
+    most documents × its largest count), so one column's sum never carries into the next, and
+    a word holds at most 63 bits, so its sum never overflows. Columns with a negative count,
+    or too wide to share a word, get a word of their own (their plain int64 sums)."""
+    n = counts.shape[0]
+    words: list[tuple[IntArray, list[tuple[int, int, int]]]] = []
+    shared: list[tuple[int, int, int]] = []
+    used = 0
+
+    def close() -> None:
+        if shared:
+            word = np.zeros(n, dtype=np.int64)
+            for c, shift, _ in shared:
+                word |= counts[:, c].astype(np.int64) << shift
+            words.append((word, list(shared)))
+            shared.clear()
+
+    for c in range(counts.shape[1]):
+        column = counts[:, c]
+        low = int(column.min()) if n else 0
+        bits = max(1, (int(column.max()) * n).bit_length()) if n else 1
+        if low < 0 or bits > 63:
+            words.append((np.ascontiguousarray(column, dtype=np.int64), [(c, 0, 64)]))
+            continue
+        if used + bits > 63:
+            close()
+            used = 0
+        shared.append((c, used, bits))
+        used += bits
+    close()
+    return words
 
 
 def _draw_blocks(n_docs: int, resamples: int, seed: int | None) -> Iterator[tuple[int, IntArray]]:
