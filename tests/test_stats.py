@@ -484,3 +484,35 @@ def test_small_counts_share_one_word_until_63_bits() -> None:
     counts[1, 1] = -1
     fields = [f for _, f in stats_module._packed_words(counts)]
     assert sorted(c for f in fields for c, _, _ in f) == [0, 1, 2, 3] and [(1, 0, 64)] in fields
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.floats(allow_nan=False, allow_infinity=False, width=64),
+            st.sampled_from([0.0, -0.0, 0.5, 1.0]),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    confidence=st.one_of(st.sampled_from([0.5, 0.9, 0.95, 0.99, 1.0]), st.floats(0.01, 1.0)),
+)
+def test_percentile_interval_is_numpys_percentile_to_the_bit(
+    values: list[float], confidence: float
+) -> None:
+    """Our interval ends are numpy.percentile's (linear method) bit for bit, zeros' signs and
+    the last value's clamp included."""
+    arr = np.array(values, dtype=np.float64)
+    tail = (1 - confidence) / 2 * 100
+    with np.errstate(invalid="ignore", over="ignore"):
+        low, high = np.percentile(arr, [tail, 100 - tail])
+        got = stats_module.percentile_interval(arr, confidence)
+    assert np.array([got[0], got[1]]).tobytes() == np.array([low, high]).tobytes()
+
+
+def test_percentile_interval_by_hand() -> None:
+    """Hand-computed: 1..5 at 50%: ends at positions 1 and 3 (25th and 75th percentile)."""
+    assert stats_module.percentile_interval(np.array([5.0, 1, 4, 2, 3]), 0.5) == (2.0, 4.0)
+    assert stats_module.percentile_interval(np.array([0.0, 10.0]), 0.5) == (2.5, 7.5)
+    assert stats_module.percentile_interval(np.array([7.0]), 0.95) == (7.0, 7.0)
