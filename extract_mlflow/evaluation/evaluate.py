@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,7 @@ from .accumulator import (
     content_digest,
     structure_keys,
 )
-from .workers import BATCH, score_documents, score_lockstep, worker_pool
+from .workers import BATCH, StructureWatch, score_documents, score_lockstep, worker_pool
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +261,8 @@ def score_files(
     batch_size: int = BATCH,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
-    the setup from a prescan, the documents joined on id as they are read
+    the setup (guessed from the gold file's first block, else from a prescan of the files),
+    the documents joined on id as they are read
     (:class:`~extract_mlflow.io.stream.JoinedStream`), one compact
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
     report, errors and messages as :func:`score_sets` on the loaded files.
@@ -275,25 +275,31 @@ def score_files(
     document), this process joins and the workers score."""
     extras = extras or Extras()
     args = (gold, pred, config, profile, extras)
+    run: Evaluation | None = None
     with worker_pool(workers) if workers > 1 else nullcontext() as pool:
         with _files_first(gold, pred, config.id_key):
-            guess = _guessed_setup(gold, config, profile, extras) if pool else None
-        if guess is None:
+            guess = _guessed_setup(gold, config, profile, extras)
+        if guess is not None:
+            # The likely setup from the gold file's first block spares the prescan (a read of
+            # the whole gold file, ~0.2 s at 100,000 documents): the pass watches the gold
+            # documents, and one with a structure key past that block has it scored again on
+            # the prescan's setup.
+            run = Evaluation(guess, sink=CountsSpill())
+            try:
+                summary, with_source = _pass(
+                    run, gold, pred, extras, pool, workers, batch_size, StructureWatch(guess)
+                )
+            except _StructureFound:
+                log.debug("a gold document past the first block has structure fields: scored again")
+                run = None
+        if run is None:
             run = Evaluation(_setup_of_files(*args), sink=CountsSpill())
             summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
-            return run.result(_stream_inputs(summary, extras, with_source))
-        # The workers start on the guess while a thread of this process prescans (else the
-        # prescan is all this process does before they start: ~0.25 s at 100,000 documents);
-        # a guess the prescan does not confirm is scored again.
-        with ThreadPoolExecutor(1, thread_name_prefix="prescan") as thread:
-            exact = thread.submit(_setup_of_files, *args)
-            run = Evaluation(guess, sink=CountsSpill())
-            summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
-            if (setup := exact.result()) != guess:
-                log.debug("the prescan found structure fields past the first block: scored again")
-                run = Evaluation(setup, sink=CountsSpill())
-                summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
     return run.result(_stream_inputs(summary, extras, with_source))
+
+
+class _StructureFound(Exception):
+    """A pass on a guessed setup met a gold document with a structure key: it is scored again."""
 
 
 def _guessed_setup(
@@ -302,7 +308,7 @@ def _guessed_setup(
     """What :meth:`Setup.of_files` most likely gives, from the gold file's first block alone:
     the setup without structure fields when that block shows no sign of one and no slice
     attribute asks for the prediction file, else None. A pass started on it is kept only if
-    the prescan agrees."""
+    no gold document carries a structure key (:class:`~.workers.StructureWatch`)."""
     if config.structure.slice_by or not first_block_clear(gold, structure_keys(config)):
         return None
     return Setup.decided(config, profile, extras, structure=False, carried=set())
@@ -334,14 +340,18 @@ def _pass(
     pool: ProcessPoolExecutor | None,
     workers: int,
     batch_size: int,
+    watch: StructureWatch | None = None,
 ) -> tuple[StreamSummary, set[str]]:
     """Every gold document joined and scored into `run` (in `pool` when given); what the
-    stream learnt of the files and the ids of the documents given a source text."""
+    stream learnt of the files and the ids of the documents given a source text. With a
+    `watch`, a gold document with a structure key raises :class:`_StructureFound`."""
     id_key, sources = run.setup.config.id_key, extras.sources
     with_source: set[str] = set()
 
     def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
         for j in stream:
+            if watch is not None and watch.sees(j.gold):
+                raise _StructureFound
             source = sources.get(j.id) if sources is not None else None
             if source is not None:
                 with_source.add(j.id)
@@ -351,7 +361,10 @@ def _pass(
     with gc_paused():
         if pool is not None:
             if sources is None:
-                rest = score_lockstep(run, gold, pred, pool, workers, batch_size)
+                seen = watch or StructureWatch(run.setup)
+                rest = score_lockstep(run, gold, pred, pool, workers, seen, batch_size)
+                if watch is not None and watch.seen:
+                    raise _StructureFound
                 joined = JoinedStream(gold, pred, id_key, resume=rest)
             score_documents(run, documents(joined), pool, workers, batch_size)
         else:

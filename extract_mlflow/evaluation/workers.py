@@ -31,13 +31,13 @@ from array import array
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.runtime import gc_paused
 from ..io.lockstep import RawBatch, RawPairs, RawRun, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
-from .accumulator import DocumentInput, Evaluation, Setup
+from .accumulator import DocumentInput, Evaluation, Setup, structure_keys
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -116,20 +116,43 @@ def _score_batch(blob: bytes, batch: bytes) -> Evaluation:
     return part
 
 
-def _score_pairs(blob: bytes, run: RawRun) -> tuple[Evaluation, array[int]] | None:
-    """A worker's task: the part of a run of raw lines and its gold ids' hashes, or None when
-    the run is not in lockstep (the part scored so far is then dropped)."""
+class StructureWatch:
+    """Whether a gold document of the pass carries one of the structure keys at its top level,
+    for a pass started on a setup without structure fields (a guess from the gold file's first
+    block: it holds only if no document does, else the pass is scored again)."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.keys = frozenset(() if setup.structure else structure_keys(setup.config))
+        self.seen = False
+
+    def sees(self, gold: dict[str, Any]) -> bool:
+        """Whether `gold` carries one (and remember it)."""
+        if self.keys and not self.keys.isdisjoint(gold):
+            self.seen = True
+        return self.seen
+
+
+_Scored = tuple[Evaluation, "array[int]", bool]
+"""a lockstep run's part, its gold ids' hashes and whether a gold document had a structure key"""
+
+
+def _score_pairs(blob: bytes, run: RawRun) -> _Scored | None:
+    """A worker's task: the part of a run of raw lines, its gold ids' hashes and what the
+    :class:`StructureWatch` of the setup saw, or None when the run is not in lockstep (the
+    part scored so far is then dropped)."""
     setup = _setup_of(blob)
     hashes = array("Q")
+    watch = StructureWatch(setup)
     with gc_paused():
         part = Evaluation(setup, sink=CountsSpill())
         for j in join_in_step(run.pairs(), run.position, setup.config.id_key):
             if j is None:
                 return None
             hashes.append(id_hash(j.id))
+            watch.sees(j.gold)
             part.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure))
         part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part, hashes
+    return part, hashes, watch.seen
 
 
 def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
@@ -190,7 +213,7 @@ def score_documents(
             future.cancel()
 
 
-_Flight = deque[tuple[RawBatch, "Future[tuple[Evaluation, array[int]] | None]"]]
+_Flight = deque[tuple[RawBatch, "Future[_Scored | None]"]]
 
 
 def score_lockstep(
@@ -199,12 +222,14 @@ def score_lockstep(
     pred: str | Path,
     pool: ProcessPoolExecutor,
     workers: int,
+    watch: StructureWatch,
     size: int = BATCH,
 ) -> Lockstep:
     """Score the leading lockstep pairs of the two files in the pool into `run`, in batches of
     `size` raw pairs; where a :class:`~extract_mlflow.io.stream.JoinedStream` takes over (the
     start of the first batch not in step, or where the pairs ended), with the id hashes and
-    gold line offsets of the documents scored."""
+    gold line offsets of the documents scored. `watch` learns whether the workers saw a
+    structure key."""
     reader = RawPairs(gold, pred, size)
     hashes, offsets = array("Q"), array("Q")
     pending: _Flight = deque()
@@ -217,11 +242,11 @@ def score_lockstep(
             task = pool.submit(_score_pairs, blob, batch.run)
             pending.append((batch, task))
             while stop is None and len(pending) >= 2 * workers:
-                stop = _merge_next(merged, pending, hashes, offsets)
+                stop = _merge_next(merged, pending, hashes, offsets, watch)
             if stop is not None:
                 break
         while stop is None and pending:
-            stop = _merge_next(merged, pending, hashes, offsets)
+            stop = _merge_next(merged, pending, hashes, offsets, watch)
         merged.flush()
     finally:
         batches.close()
@@ -238,14 +263,19 @@ def score_lockstep(
 
 
 def _merge_next(
-    merged: _Merger, pending: _Flight, hashes: array[int], offsets: array[int]
+    merged: _Merger,
+    pending: _Flight,
+    hashes: array[int],
+    offsets: array[int],
+    watch: StructureWatch,
 ) -> Resume | None:
     """Merge the first batch in flight; its start if it was not in lockstep."""
     batch, future = pending.popleft()
     done = future.result()
     if done is None:
         return batch.start
-    part, part_hashes = done
+    part, part_hashes, seen = done
+    watch.seen = watch.seen or seen
     merged.add(part)
     hashes.extend(part_hashes)
     offsets.extend(batch.offsets)
