@@ -6,6 +6,7 @@ resume where it stops."""
 from __future__ import annotations
 
 import hashlib
+import pickle
 from pathlib import Path
 from unittest.mock import patch
 
@@ -112,3 +113,15 @@ def test_a_line_over_the_limit_stops_the_batches(tmp_path: Path) -> None:
     g.write_bytes(ok * 2)
     reader = RawPairs(g, p, 1)
     assert [b.run.pairs()[0][3] for b in reader] == [exact + b"\n", exact]
+
+
+def test_a_raw_run_pickles_for_the_workers(tmp_path: Path) -> None:
+    """A run goes to a worker pickled (its fields restored by its constructor: pickle's
+    default of setting them on a made object fails when the module is compiled)."""
+    g, p = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    g.write_bytes(b'{"id": "a"}\n{"id": "b"}\n')
+    p.write_bytes(b'{"id": "a", "x": 1}\n{"id": "b"}\n')
+    (batch,) = RawPairs(g, p, 2)
+    run = pickle.loads(pickle.dumps(batch.run, pickle.HIGHEST_PROTOCOL))
+    assert run == batch.run and run.pairs() == batch.run.pairs()
+    assert run.pairs()[0] == (1, b'{"id": "a"}\n', 1, b'{"id": "a", "x": 1}\n')

@@ -192,13 +192,16 @@ def test_an_oversized_prediction_line_out_of_order(tmp_path: Path) -> None:
 def test_hash_collisions_never_join_the_wrong_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With every id hashing alike, the stream still joins by the full id."""
+    """With every id hashing alike, the stream still joins by the full id (the join's hash
+    is looked up in the module at each use, compiled or not: the calls are counted)."""
     import extract_mlflow.io.stream as stream_module
 
-    monkeypatch.setattr(stream_module, "id_hash", lambda doc_id: 42)
+    hashed: list[str] = []
+    monkeypatch.setattr(stream_module, "_id_hash", lambda doc_id: hashed.append(doc_id) or 42)
     gold = write(tmp_path / "g.jsonl", [doc(f"d{i}", 1) for i in range(6)])
     pred = write(tmp_path / "p.jsonl", [doc(f"d{i}", i) for i in (5, 3, 1, 0, 9)])
     assert streamed(gold, pred) == reference(gold, pred)
+    assert {f"d{i}" for i in (*range(6), 9)} <= set(hashed)  # every gold and prediction id
     dup = write(tmp_path / "g2.jsonl", [doc("x", 1), doc("y", 1), doc("x", 2)])
     assert streamed(dup, pred) == reference(dup, pred)
 

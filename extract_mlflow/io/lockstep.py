@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Any
 
@@ -60,6 +60,11 @@ class RawRun:
     pred_line: int
     pred: bytes
     pred_starts: array[int]
+
+    def __reduce__(self) -> tuple[type[RawRun], tuple[Any, ...]]:
+        """Pickled as the arguments that make it (a worker's task): pickle's default, making
+        the object and then setting its fields, fails on a compiled frozen dataclass."""
+        return RawRun, tuple(getattr(self, f.name) for f in fields(self))
 
     def pairs(self) -> list[RawPair]:
         """(gold line number, gold line, prediction line number, prediction line) of each pair:

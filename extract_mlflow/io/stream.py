@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -97,6 +97,11 @@ class Resume:
 def id_hash(doc_id: str) -> int:
     """A 64-bit hash of an id (blake2b: stable across processes, unlike hash())."""
     return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+_id_hash: Callable[[str], int] = id_hash
+"""The hash the join files ids by: :func:`id_hash`, looked up in the module at each use (a
+compiled module calls its own functions directly), so that a test can make ids collide."""
 
 
 def read_gold(raw: bytes | _Oversized, id_key: str) -> tuple[dict[str, Any], str]:
@@ -167,9 +172,9 @@ class JoinedStream:
         ):
             position += 1
             doc, doc_id = self._gold(lineno, raw)
-            self._gold_hashes.append(id_hash(doc_id))
+            self._gold_hashes.append(_id_hash(doc_id))
             self._gold_offsets.append(offset)
-            if self._pred_error is not None:
+            if self._pred_broken():
                 continue  # the prediction file is broken: only the gold file is still checked
             if self._index is None:
                 line = next(preds, None)
@@ -179,12 +184,12 @@ class JoinedStream:
                         yield Joined(position, doc_id, doc, *found)
                         continue
                 self._index = _PredictionIndex.build(self, line, preds, matched=position)
-            if self._pred_error is None:
+            if not self._pred_broken():  # reading the prediction file may have broken it
                 yield Joined(position, doc_id, doc, *self._index.lookup(doc_id))
         if position < 0:
             raise InputError(f"{self.gold_path}: no documents (the file is empty)")
         self._check_gold_duplicates(len(self._gold_hashes))
-        if self._index is None and self._pred_error is None:  # gold ran out first: the rest
+        if self._index is None and not self._pred_broken():  # gold ran out first: the rest
             self._index = _PredictionIndex.build(self, None, preds, matched=position + 1)
         if self._pred_error is not None:
             raise self._pred_error
@@ -237,6 +242,12 @@ class JoinedStream:
         return _doc_id(gold_object(raw.removeprefix(b"\xef\xbb\xbf")), self.id_key)
 
     # -- predictions -------------------------------------------------------------------------
+
+    def _pred_broken(self) -> bool:
+        """Whether a defect of the prediction file was met. A call, not an inline test of the
+        attribute: the type checker would keep the attribute narrowed to None across the reads
+        that set it, and a compiled module checks that narrowed type at run time."""
+        return self._pred_error is not None
 
     def _pred_lines_iter(self, hasher: Any, offset: int, lineno: int) -> Iterator[_Line]:
         """The prediction file's lines; a defect of the file itself is kept for later."""
@@ -293,7 +304,7 @@ class _PredictionIndex:
             if doc_id is None:
                 stream.summary.unattributed.append(f"line {lineno}: {problem}")
                 continue
-            hashes.append(id_hash(doc_id))
+            hashes.append(_id_hash(doc_id))
             offsets.append(offset)
             linenos.append(lineno)
         order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
@@ -328,7 +339,7 @@ class _PredictionIndex:
 
     def lookup(self, gold_id: str) -> tuple[dict[str, Any] | None, str | None]:
         """(document, failure) of the prediction line carrying `gold_id`; (None, None) if none."""
-        h = np.uint64(id_hash(gold_id))
+        h = np.uint64(_id_hash(gold_id))
         at = int(np.searchsorted(self.hashes, h))
         while at < len(self.hashes) and self.hashes[at] == h:
             doc_id, doc, problem = self._read(int(self.offsets[at]))
@@ -355,7 +366,7 @@ class _PredictionIndex:
         try:
             for lineno, _, raw in iter_raw_lines(stream.pred_path, _sha256()):
                 doc_id, _, _ = _read_prediction(raw, stream.id_key)
-                if doc_id is None or id_hash(doc_id) not in suspects:
+                if doc_id is None or _id_hash(doc_id) not in suspects:
                     continue
                 if doc_id in first_seen:
                     stream._pred_error = InputError(
