@@ -32,13 +32,24 @@ COMPILED = (
     "fields/normalize.py",
     "fields/scorer.py",
     "evaluation/chunks.py",
+    "evaluation/field_counts.py",
+    "io/spill.py",
+    "evaluation/accumulator.py",
+    "evaluation/compact.py",
+    "evaluation/records.py",
 )
 """The compiled modules, relative to the package folder (each must stay mypy-clean and pass the
 whole suite compiled). Tried and left pure for now: io/stream.py (mypy keeps an attribute
 narrowed across a method call that resets it, and the compiled check then raises),
-io/loading.py (a worker crashes on a line over the size limit), evaluation/accumulator.py and
-records.py (frozen dataclasses fail to unpickle in workers), field_counts.py (a generic
-dataclass), io/spill.py (weak references), compact.py (subclasses list)."""
+io/loading.py (a worker crashes on a line over the size limit).
+
+What a compiled module must not hold, as found: a subclass of dict or list (not compiled), a
+generic dataclass (fails on import), a functools.cached_property (returns the wrong thing), a
+subclass of an abstract class such as Sequence (it shares that class's isinstance cache:
+``isinstance([], it)`` turns true), weak references to its instances (finalizers watch an object
+it holds instead), and pickling by ``__dict__`` or into a frozen dataclass (a compiled instance
+has no ``__dict__`` and is rebuilt by calling its class: ``__reduce__`` gives the arguments).
+Such classes live in plain modules beside: evaluation/columns.py, evaluation/inputs.py."""
 
 RECORD = "_compiled.txt"  # written next to the compiled modules; read by _compiled.py
 SHARED_LIB = f"{PACKAGE}._mypyc"  # mypyc's shared library lives inside the package
