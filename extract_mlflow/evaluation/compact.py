@@ -26,7 +26,6 @@ The state is plain data: picklable, and two parts merge by concatenating their c
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,7 +52,7 @@ class RecordSink(Protocol):
     """Where a compact evaluation hands each document's counts per path (in the order the
     documents are scored; `position` tells their gold order)."""
 
-    def add(self, position: int, fields: Mapping[str, Sequence[int]]) -> None: ...
+    def add(self, position: int, fields: dict[str, list[int]]) -> None: ...
 
     def merge(self, other: Any) -> None: ...
 

@@ -142,14 +142,14 @@ class FieldCounts:
     def add(self, record: DocumentResult) -> None:
         """Count one document's record (the scorer has already updated :attr:`state`)."""
         totals = self.totals
-        for path, (tp, fp, fn) in record.fields.items():
+        for path, c in record.fields.items():  # compiled, indexing beats unpacking a list
             t = totals.get(path)
             if t is None:
-                totals[path] = [tp, fp, fn]
+                totals[path] = [c[0], c[1], c[2]]
             else:
-                t[0] += tp
-                t[1] += fp
-                t[2] += fn
+                t[0] += c[0]
+                t[1] += c[1]
+                t[2] += c[2]
         if record.errors:
             self.pending.append(record)
 
