@@ -35,19 +35,27 @@ COMPILED = (
     "io/loading.py",
     "io/stream.py",
     "io/lockstep.py",
+    "evaluation/field_counts.py",
+    "io/spill.py",
+    "evaluation/accumulator.py",
+    "evaluation/compact.py",
+    "evaluation/records.py",
 )
 """The compiled modules, relative to the package folder (each must stay mypy-clean and pass the
-whole suite compiled). What compiling asked of the io modules: io/stream.py tests its
-`_pred_error` through a method (mypy kept the attribute narrowed to None across the reads that
-set it, and the compiled check raised TypeError) and calls the id hash through a module global
-(a test makes ids collide: a compiled module calls its own functions directly); io/lockstep.py's
-RawRun, a worker's task, pickles as its constructor's arguments (pickle's default sets the
-fields of a made object, which a compiled frozen dataclass refuses: every worker crashed);
-io/loading.py compiles as it is (an earlier attempt's worker crash on a line over the size
-limit does not occur with today's code, loading compiled alone or with the others). Tried and
-left pure for now: evaluation/accumulator.py and records.py (frozen dataclasses fail to
-unpickle in workers), field_counts.py (a generic dataclass), io/spill.py (weak references),
-compact.py (subclasses list)."""
+whole suite compiled).
+
+What compiling asked, as found: io/stream.py tests its `_pred_error` through a method (mypy
+kept the attribute narrowed to None across the reads that set it, and the compiled check raised
+TypeError) and calls the id hash through a module global (a test makes ids collide: a compiled
+module calls its own functions directly); io/lockstep.py's RawRun, a worker's task, pickles as
+its constructor's arguments. A compiled module must not hold a subclass of dict or list (not
+compiled), a generic dataclass (fails on import), a functools.cached_property (returns the wrong
+thing), a subclass of an abstract class such as Sequence (it shares that class's isinstance
+cache: ``isinstance([], it)`` turns true), weak references to its instances (finalizers watch an
+object it holds instead), and pickling by ``__dict__`` or into a frozen dataclass (a compiled
+instance has no ``__dict__`` and is rebuilt by calling its class: ``__reduce__`` gives the
+arguments). Such classes live in plain modules beside: evaluation/columns.py,
+evaluation/inputs.py."""
 
 RECORD = "_compiled.txt"  # written next to the compiled modules; read by _compiled.py
 SHARED_LIB = f"{PACKAGE}._mypyc"  # mypyc's shared library lives inside the package

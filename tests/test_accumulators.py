@@ -255,6 +255,9 @@ def test_evaluation_state_is_plain_data() -> None:
         part.update(d)
     sent = pickle.loads(pickle.dumps(part))
     assert sent._tools is None and part._tools is not None
+    names = getattr(Evaluation, "__mypyc_attrs__", None) or vars(part)  # compiled: no vars
+    for name in set(names) - {"_tools", "__dict__"}:
+        assert getattr(sent, name) == getattr(part, name), name  # every attribute is sent
     rest = Evaluation(setup)
     for d in docs[:3]:
         rest.update(d)

@@ -30,36 +30,26 @@ caller. The scorer and its caches are rebuilt from the :class:`Setup` where need
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from operator import attrgetter, itemgetter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..config import Config
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
-from ..errors import ConfigError
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
-from ..io.loading import GoldSet, PredictionSet
-from ..io.stream import top_keys
 from ..report import DocumentResult, Report
 from .compact import CompactRecords, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
+from .inputs import Extras, Inputs, Setup, content_digest
 from .records import latency_ms, tokens_per_doc, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from ..fidelity.approvals import Approvals
-    from ..fidelity.canaries import Canary
+    from ..config import Config, StructureConfig
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from ..structure.score import DocumentStructure
@@ -76,17 +66,6 @@ __all__ = [
 ]
 
 
-@dataclass
-class Extras:
-    """Inputs of the optional families: source texts (text fidelity) and approvals."""
-
-    sources: Mapping[str, str] | None = None
-    source_key: str | None = None
-    approvals: Approvals | None = None
-    canaries: tuple[str, ...] = ()
-    """prompt-injection canaries planted in the sources (``INSTRUCTION => PAYLOAD``)"""
-
-
 class DocumentInput(NamedTuple):
     """One gold document and what belongs to it."""
 
@@ -101,156 +80,6 @@ class DocumentInput(NamedTuple):
     """its source text (text fidelity), if any"""
 
 
-def content_digest(value: Any) -> str:
-    """sha256 of `value` as canonical JSON (what a signature compares, not how it was stored).
-
-    >>> content_digest([["a", "text"]]) == content_digest([["a", "text"]])
-    True
-    """
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def structure_keys(config: Config) -> tuple[str, ...]:
-    s = config.structure
-    return (s.tables_key, s.blocks_key, s.regions_key, s.boundaries_key)
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What every part of an evaluation must share, decided once from the whole input before
-    the pass: parts merge only under equal setups."""
-
-    config: Config
-    profile: str | None = None
-    family_keys: tuple[str, ...] = ()
-    """top-level keys that are not fields: they feed another family (source text, structure)
-    or only describe the gold document (a --slice-by attribute no prediction carries)"""
-    structure: bool = False
-    """the gold set carries structure fields"""
-    fidelity: bool = False
-    """source texts were given (text fidelity runs)"""
-    approvals: Approvals | None = None
-    canaries: tuple[Canary, ...] = ()
-
-    @classmethod
-    def of(
-        cls,
-        gs: GoldSet,
-        ps: PredictionSet,
-        config: Config,
-        profile: str | None = None,
-        extras: Extras | None = None,
-    ) -> Setup:
-        """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
-        keys = structure_keys(config)
-        structure = any(k in doc for doc in gs.docs.values() for k in keys)
-        tops = {p.split(".")[0] for p in config.structure.slice_by}
-        carried = {t for t in tops if any(t in doc for doc in ps.docs.values())}
-        return cls.decided(config, profile, extras, structure, carried)
-
-    @classmethod
-    def of_files(
-        cls,
-        gold: str | Path,
-        pred: str | Path,
-        config: Config,
-        profile: str | None = None,
-        extras: Extras | None = None,
-    ) -> Setup:
-        """:meth:`of` the loaded files, decided by a prescan that loads nothing
-        (:func:`~extract_mlflow.io.stream.top_keys`)."""
-        structure = bool(top_keys(gold, structure_keys(config), gold=True, id_key=config.id_key))
-        tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
-        carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
-        return cls.decided(config, profile, extras, structure, carried)
-
-    @classmethod
-    def decided(
-        cls,
-        config: Config,
-        profile: str | None,
-        extras: Extras | None,
-        structure: bool,
-        carried: set[str],
-    ) -> Setup:
-        """The setup once the input is known to carry structure fields or not (`structure`)
-        and which top-level slice attributes the predictions carry (`carried`)."""
-        if profile is not None and profile not in config.layout.profiles:
-            known = ", ".join(sorted(config.layout.profiles)) or "none configured"
-            raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
-        extras = extras or Extras()
-        family: tuple[str, ...] = structure_keys(config) if structure else ()
-        for path in config.structure.slice_by:
-            top = path.split(".")[0]
-            if top not in carried:
-                family += (top,)
-        if extras.source_key:
-            family += (extras.source_key,)
-        fidelity = extras.sources is not None
-        canaries: tuple[Canary, ...] = ()
-        if extras.canaries:  # the canary matcher and fidelity's tokenizer (~4 ms): for canaries
-            from ..fidelity.canaries import parse_canaries
-
-            canaries = parse_canaries(extras.canaries)
-        if canaries and not fidelity:
-            raise ConfigError("canaries are looked for in the sources: give sources too")
-        return cls(config, profile, family, structure, fidelity, extras.approvals, canaries)
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Facts about the input sets that no part sees alone: where they came from, their digests,
-    prediction ids not in gold, unreadable lines, the sources not used."""
-
-    gold_source: str = "<rows>"
-    pred_source: str = "<rows>"
-    gold_digest: str | None = None
-    pred_digest: str | None = None
-    unknown_ids: tuple[str, ...] = ()
-    unattributed: tuple[str, ...] = ()
-    sources_digest: str | None = None
-    approvals_digest: str | None = None
-    unused_sources: tuple[str, ...] = ()
-    canaries_digest: str | None = None
-
-    @classmethod
-    def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
-        """The facts of loaded inputs (in-memory gold rows get a digest of their content)."""
-        return cls(
-            gold_source=gs.source,
-            pred_source=ps.source,
-            gold_digest=gs.digest or content_digest(sorted(gs.docs.items())),
-            pred_digest=ps.digest,
-            unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
-            unattributed=tuple(ps.unattributed),
-            **cls.extras_facts(extras, gs.docs),
-        )
-
-    @staticmethod
-    def extras_facts(extras: Extras | None, gold_ids: Collection[str]) -> dict[str, Any]:
-        """The digests of the sources (of the gold documents `gold_ids`) and approvals, and
-        the sources no gold document uses (`gold_ids` may hold only the gold ids that have a
-        source)."""
-        extras = extras or Extras()
-        sources_digest = approvals_digest = None
-        unused: tuple[str, ...] = ()
-        if extras.sources is not None:
-            src = extras.sources
-            sources_digest = content_digest(sorted((i, src[i]) for i in gold_ids if i in src))
-            unused = tuple(i for i in src if i not in gold_ids)
-        if extras.approvals:
-            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
-            approvals_digest = content_digest(pairs)
-        canaries = sorted(set(extras.canaries))
-        return {
-            "sources_digest": sources_digest,
-            "approvals_digest": approvals_digest,
-            "unused_sources": unused,
-            "canaries_digest": content_digest(canaries) if canaries else None,
-        }
-
-
 @dataclass
 class _Tools:
     """The working objects of a part (caches, compiled rules) and the config values read for
@@ -263,30 +92,45 @@ class _Tools:
     text_key: str
     slice_by: tuple[str, ...]
 
-    @cached_property
-    def prepare(self) -> Callable[..., Prepared]:
+    # Methods, not cached properties: compiled by mypyc, a cached property misbehaves.
+    def prepare(
+        self,
+        gold: dict[str, Any],
+        pred: dict[str, Any] | None,
+        config: Config,
+        profile: str | None,
+        notes: list[str],
+    ) -> Prepared:
         """:func:`~extract_mlflow.pages.prepare_document`, imported by the first page."""
         from ..pages import prepare_document
 
-        return prepare_document
+        return prepare_document(gold, pred, config, profile, notes)
 
-    @cached_property
-    def score_structure(self) -> Callable[..., DocumentStructure]:
+    def score_structure(
+        self,
+        doc_id: str,
+        gold: dict[str, Any],
+        pred: dict[str, Any] | None,
+        config: StructureConfig,
+    ) -> DocumentStructure:
         """:func:`~extract_mlflow.structure.score.score_document`, imported by the first
         document with structure (the structure scorers cost ~20 ms to import)."""
         from ..structure.score import score_document
 
-        return score_document
+        return score_document(doc_id, gold, pred, config)
 
 
 _POSITION = attrgetter("position")
 _FOLD_EVERY = 2048
+_STATE: tuple[str, ...] = ("documents", "positions", "sink", "compact", "notes", "fields")
+_STATE += ("config_use", "fidelity", "structure")  # what an Evaluation pickles besides its setup
 
 
 class Evaluation:
     """An evaluation as mergeable statistics (see the module): :meth:`update` per gold
     document, :meth:`merge` the parts, :meth:`result` → Report, identical to one pass.
 
+    >>> from extract_mlflow.config import Config
     >>> from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
     >>> gs = gold_from_rows([{"id": "a", "n": 1}, {"id": "b", "n": 2}], "id")
     >>> ps = predictions_from_rows([{"id": "a", "n": 1}, {"id": "b", "n": 3}], "id")
@@ -320,10 +164,14 @@ class Evaluation:
         self.structure: list[tuple[int, DocumentStructure]] | None = [] if setup.structure else None
         self._tools: _Tools | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_tools"] = None  # caches and closures: rebuilt on the next update
-        return state
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its setup and its state, attribute by attribute (compiled by mypyc, it
+        has no __dict__). Its tools, caches and closures, are rebuilt on the next update."""
+        return Evaluation, (self.setup,), {name: getattr(self, name) for name in _STATE}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def _build_tools(self) -> _Tools:
         setup, cfg = self.setup, self.setup.config

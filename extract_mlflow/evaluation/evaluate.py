@@ -24,15 +24,8 @@ from ..io.sources import load_sources, sources_from_gold
 from ..io.spill import CountsSpill
 from ..io.stream import JoinedStream, StreamSummary, first_block_clear
 from ..report import Report
-from .accumulator import (
-    DocumentInput,
-    Evaluation,
-    Extras,
-    Inputs,
-    Setup,
-    content_digest,
-    structure_keys,
-)
+from .accumulator import DocumentInput, Evaluation
+from .inputs import Extras, Inputs, Setup, content_digest, structure_keys
 from .workers import BATCH, StructureWatch, score_documents, score_lockstep, worker_pool
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,6 @@ _KEY = itemgetter(0)
 _ID = attrgetter("id")
 
 
-@dataclass
 class Smallest(Generic[K, T]):
     """The `k` items with the smallest keys offered so far, in key order (keys must be totally
     ordered and unique). Mergeable: the k smallest of a union are the k smallest of the parts'
@@ -44,8 +43,20 @@ class Smallest(Generic[K, T]):
     [(1, '1'), (2, '2')]
     """
 
-    k: int
-    items: list[tuple[K, T]] = field(default_factory=list)
+    # A plain class, not a dataclass: mypyc cannot compile a generic dataclass. It pickles
+    # by its constructor (a compiled class is rebuilt by calling it, not by filling a __dict__).
+    def __init__(self, k: int, items: list[tuple[K, T]] | None = None) -> None:
+        self.k = k
+        self.items: list[tuple[K, T]] = [] if items is None else items
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Smallest, (self.k, self.items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Smallest) and (self.k, self.items) == (other.k, other.items)
+
+    def __repr__(self) -> str:
+        return f"Smallest(k={self.k!r}, items={self.items!r})"
 
     def offer(self, key: K, item: T) -> bool:
         """Keep (`key`, `item`) if its key is among the k smallest; whether it was kept."""
@@ -131,14 +142,14 @@ class FieldCounts:
     def add(self, record: DocumentResult) -> None:
         """Count one document's record (the scorer has already updated :attr:`state`)."""
         totals = self.totals
-        for path, (tp, fp, fn) in record.fields.items():
+        for path, c in record.fields.items():  # compiled, indexing beats unpacking a list
             t = totals.get(path)
             if t is None:
-                totals[path] = [tp, fp, fn]
+                totals[path] = [c[0], c[1], c[2]]
             else:
-                t[0] += tp
-                t[1] += fp
-                t[2] += fn
+                t[0] += c[0]
+                t[1] += c[1]
+                t[2] += c[2]
         if record.errors:
             self.pending.append(record)
 

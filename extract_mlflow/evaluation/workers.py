@@ -37,7 +37,8 @@ from ..core.runtime import gc_paused
 from ..io.lockstep import RawBatch, RawPairs, RawRun, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
-from .accumulator import DocumentInput, Evaluation, Setup, structure_keys
+from .accumulator import DocumentInput, Evaluation
+from .inputs import Setup, structure_keys
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor

@@ -16,7 +16,7 @@ import os
 import tempfile
 import weakref
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _WIDTH = 5
-_BUFFER_ENTRIES = 1 << 16
+_BUFFER_ENTRIES = 1 << 15  # entries buffered in a list (8 bytes a value: ~1.3 MB)
 _READ_ENTRIES = 1 << 20
 _BLOCK_CELLS = 2_000_000
 
@@ -47,56 +47,66 @@ def _remove(name: str) -> None:
 class CountsSpill:
     """Per-document field counts on disk (see the module)."""
 
-    def __init__(self, folder: str | Path | None = None) -> None:
-        fd, name = tempfile.mkstemp(prefix="extract_mlflow-counts-", suffix=".i32", dir=folder)
-        os.close(fd)
-        self._own = _Segment(name)
-        self.segments: list[_Segment] = [self._own]
-        self._index: dict[str, int] = {}
-        self._buffer = array("i")
-        self._finalizers = [weakref.finalize(self, _remove, name)]
+    def __init__(
+        self, folder: str | Path | None = None, segments: list[_Segment] | None = None
+    ) -> None:
+        """`segments`: take these files over instead of starting one (the first one is
+        appended to): how a pickled spill comes back."""
+        if segments is None:
+            fd, name = tempfile.mkstemp(prefix="extract_mlflow-counts-", suffix=".i32", dir=folder)
+            os.close(fd)
+            segments = [_Segment(name)]
+        self.segments = segments
+        self._own = segments[0]
+        self._index = {path: i for i, path in enumerate(self._own.paths)}
+        self._buffer: list[int] = []
+        """entries not written yet"""
+        # The files are removed when the spill is collected: their finalizers watch a set
+        # that only the spill holds (a mypyc-compiled spill takes no weak reference itself).
+        self._alive: set[str] = set()
+        self._finalizers = [weakref.finalize(self._alive, _remove, s.file) for s in segments]
 
-    def add(self, position: int, fields: Mapping[str, Sequence[int]]) -> None:
+    def add(self, position: int, fields: dict[str, list[int]]) -> None:
         """One document's counts per path (every path of its record, zeros included)."""
         index, buffer = self._index, self._buffer
-        for path, (tp, fp, fn) in fields.items():
+        for path, c in fields.items():
             i = index.get(path)
             if i is None:
                 i = index[path] = len(self._own.paths)
                 self._own.paths.append(path)
-            buffer.extend((position, i, tp, fp, fn))
+            buffer.append(position)  # one int at a time: compiled, a plain list append
+            buffer.append(i)
+            buffer.append(c[0])
+            buffer.append(c[1])
+            buffer.append(c[2])
         if len(buffer) >= _BUFFER_ENTRIES * _WIDTH:
             self.flush()
 
     def flush(self) -> None:
         if self._buffer:
             with open(self._own.file, "ab") as f:
-                self._buffer.tofile(f)
-            self._buffer = array("i")
+                array("i", self._buffer).tofile(f)
+            self._buffer = []
 
     def merge(self, other: CountsSpill) -> None:
         """Adopt `other`'s segments: their files now live as long as this spill."""
         other.flush()
+        other._disown()
         self.segments.extend(other.segments)
-        for finalizer in other._finalizers:
-            finalizer.detach()
-        other._finalizers = []
-        self._finalizers += [weakref.finalize(self, _remove, s.file) for s in other.segments]
+        self._finalizers += [weakref.finalize(self._alive, _remove, s.file) for s in other.segments]
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickling hands the files over: the unpickled copy removes them (as a worker
-        process returns its part), this one no longer does."""
-        self.flush()
+    def _disown(self) -> None:
+        """Keep the files when this spill is collected (another spill owns them now)."""
         for finalizer in self._finalizers:
             finalizer.detach()
         self._finalizers = []
-        state = self.__dict__.copy()
-        del state["_finalizers"]
-        return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._finalizers = [weakref.finalize(self, _remove, s.file) for s in self.segments]
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling hands the files over: the unpickled copy removes them (as a worker
+        process returns its part), this one no longer does."""
+        self.flush()
+        self._disown()
+        return CountsSpill, (None, self.segments)
 
     def portable(self) -> list[tuple[list[str], bytes]]:
         """The spill's entries as plain bytes (per segment: its paths and its file's bytes),

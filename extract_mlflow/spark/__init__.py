@@ -33,15 +33,9 @@ from typing import Any
 from ..config import Config
 from ..core.runtime import gc_paused
 from ..errors import ConfigError, InputError
-from ..evaluation.accumulator import (
-    DocumentInput,
-    Evaluation,
-    Extras,
-    Inputs,
-    Setup,
-    structure_keys,
-)
+from ..evaluation.accumulator import DocumentInput, Evaluation
 from ..evaluation.evaluate import resolve_call_config
+from ..evaluation.inputs import Extras, Inputs, Setup, structure_keys
 from ..fidelity.approvals import load_approvals
 from ..io.loading import GoldSet, PredictionSet, _read_prediction, gold_object
 from ..io.sources import load_sources

@@ -1,0 +1,213 @@
+"""The documents of a compact evaluation as its report reads them: :class:`DocumentColumns`, a
+sequence that rebuilds each :class:`~extract_mlflow.report.DocumentResult` from the columns
+:class:`~extract_mlflow.evaluation.compact.CompactRecords` kept, whose ``fields`` and
+``errors`` refuse to be read (:class:`~extract_mlflow.errors.NotKeptError`), and
+:class:`IdColumn`, the ids packed in UTF-8 buffers.
+
+Plain Python, beside the compiled records: mypyc cannot compile a subclass of dict or list,
+and a compiled subclass of an abstract class such as ``Sequence`` shares its isinstance cache
+(``isinstance([], DocumentColumns)`` would be true once a list was checked as a Sequence).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.counts import Counts
+from ..errors import NotKeptError
+from ..fields.scorer import ErrorRecord
+from ..report import DocumentResult
+
+if TYPE_CHECKING:
+    from ..pages import LayoutResult
+
+__all__ = ["STATUSES", "DocumentColumns", "IdColumn", "Sparse"]
+
+
+STATUSES = ("scored", "missing", "parse_failure")
+"""a document's status, by its code in :class:`DocumentColumns`"""
+
+
+class _FieldsNotKept(dict[str, list[int]]):
+    """`DocumentResult.fields` of a compact evaluation: every read refuses clearly (the
+    per-document field counts are in the counts frame, ``Report.to_frame("counts")``)."""
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise NotKeptError(
+            "per-document field counts are not kept by a streaming evaluation: read them from "
+            "report.to_frame('counts') (documents.parquet)"
+        )
+
+    __getitem__ = __iter__ = __len__ = __contains__ = _refuse
+    get = items = keys = values = _refuse
+
+
+class _ErrorsNotKept(list[ErrorRecord]):
+    """`DocumentResult.errors` of a compact evaluation: every read refuses clearly."""
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise NotKeptError(
+            "per-document mistakes are not kept by a streaming evaluation: score the files "
+            "with evaluate(..., stream=False) to keep them"
+        )
+
+    __getitem__ = __iter__ = __len__ = __bool__ = __contains__ = _refuse
+
+
+FIELDS_NOT_KEPT: dict[str, list[int]] = _FieldsNotKept()
+ERRORS_NOT_KEPT: list[ErrorRecord] = _ErrorsNotKept()
+
+
+Sparse = tuple["npt.NDArray[np.int64]", "npt.NDArray[np.float64]"]
+
+
+def _at(sparse: Sparse, k: int) -> float | None:
+    rows, values = sparse
+    i = int(np.searchsorted(rows, k))
+    return float(values[i]) if i < len(rows) and rows[i] == k else None
+
+
+class IdColumn(Sequence[str]):
+    """Document ids packed in UTF-8 buffers, one after the other (an id is decoded on access;
+    no id spans two buffers): `ends[k]` is where id `k` ends, counted over all the buffers."""
+
+    def __init__(
+        self, blobs: Sequence[bytes | bytearray], ends: npt.NDArray[np.integer[Any]]
+    ) -> None:
+        self.blobs, self.ends = list(blobs), ends
+        self.starts = [0]
+        """where each buffer starts"""
+        for blob in self.blobs[:-1]:
+            self.starts.append(self.starts[-1] + len(blob))
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("id index out of range")
+        k = i % n
+        start = int(self.ends[k - 1]) if k else 0
+        b = bisect_right(self.starts, start) - 1
+        offset = self.starts[b]
+        return str(self.blobs[b][start - offset : int(self.ends[k]) - offset], "utf-8")
+
+
+class DocumentColumns(Sequence[DocumentResult]):
+    """The documents of a compact evaluation, in gold order, as columns (about ten bytes per
+    document besides its id): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
+    ``fields`` and ``errors`` refuse to be read (:class:`NotKeptError`); the per-document
+    field counts live in :attr:`spill` (read by ``counts_frame``)."""
+
+    def __init__(
+        self,
+        ids: Sequence[str],
+        status: npt.NDArray[np.unsignedinteger[Any]],
+        counts: npt.NDArray[np.unsignedinteger[Any]],
+        positions: npt.NDArray[np.int64] | range,
+        tokens: Sparse,
+        latency: Sparse,
+        reasons: dict[int, str],
+        pages: dict[int, tuple[LayoutResult | None, int | None, int | None]],
+        attributes: list[dict[str, Any]] | None,
+        spill: Any = None,
+    ) -> None:
+        self.ids, self.status, self.counts, self._positions = ids, status, counts, positions
+        self.tokens, self.latency = tokens, latency
+        """(rows, values): the documents whose prediction records them, and the values"""
+        self.reasons, self.pages, self.attributes = reasons, pages, attributes
+        self.spill = spill
+        """the per-document field counts (the counts frame's source), or None"""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def positions(self) -> npt.NDArray[np.int64]:
+        """The documents' positions (their gold lines), sorted."""
+        p = self._positions
+        return np.arange(p.start, p.stop, dtype=np.int64) if isinstance(p, range) else p
+
+    @overload
+    def __getitem__(self, i: int) -> DocumentResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[DocumentResult]: ...
+    def __getitem__(self, i: int | slice) -> DocumentResult | list[DocumentResult]:
+        if isinstance(i, slice):
+            return [self._item(k) for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("document index out of range")
+        return self._item(i % n)
+
+    def __iter__(self) -> Iterator[DocumentResult]:
+        return (self._item(k) for k in range(len(self)))
+
+    def _item(self, k: int) -> DocumentResult:
+        tp, fp, fn = self.counts[k].tolist()
+        tokens, latency = _at(self.tokens, k), _at(self.latency, k)
+        layout, rows_gold, rows_pred = self.pages.get(k, (None, None, None))
+        return DocumentResult(
+            self.ids[k],
+            STATUSES[self.status[k]],
+            Counts(tp, fp, fn),
+            FIELDS_NOT_KEPT,
+            ERRORS_NOT_KEPT,
+            self.reasons.get(k),
+            layout,
+            rows_gold,
+            rows_pred,
+            tokens,
+            latency,
+            self.attributes[k] if self.attributes is not None else {},
+            int(self._positions[k]),
+        )
+
+    # -- what the report reads, without rebuilding every document --------------------------
+    def count_matrix(self) -> npt.NDArray[np.unsignedinteger[Any]]:
+        """(documents × 3) tp, fp, fn in gold order, as kept (unsigned integers, read-only)."""
+        return self.counts
+
+    def ids_with(self, status: str) -> list[str]:
+        return [self.ids[int(k)] for k in np.flatnonzero(self.status == STATUSES.index(status))]
+
+    def count_with(self, status: str) -> int:
+        return int(np.count_nonzero(self.status == STATUSES.index(status)))
+
+    def latencies(self) -> list[float]:
+        return [float(v) for v in self.latency[1]]
+
+    def token_values(self) -> list[float]:
+        """The recorded tokens in gold order."""
+        return [float(v) for v in self.tokens[1]]
+
+    def with_layout(self) -> list[DocumentResult]:
+        return [self._item(k) for k in sorted(self.pages) if self.pages[k][0] is not None]
+
+    def worst(self, n: int) -> list[DocumentResult]:
+        """The `n` documents with the most errors (FP + FN, > 0), ties by id. The error counts
+        take one type wider than the counts (2 bytes a document for byte counts)."""
+        if n <= 0 or not len(self):
+            return []
+        wider = np.dtype(f"u{min(8, 2 * self.counts.dtype.itemsize)}")
+        errors = np.add(self.counts[:, 1], self.counts[:, 2], dtype=wider)
+        floor = 1
+        if np.count_nonzero(errors) > n:  # the n-th largest error count bounds the candidates
+            floor = int(np.partition(errors, len(errors) - n)[len(errors) - n])
+        candidates = np.flatnonzero(errors >= floor).tolist()
+        ids = self.ids
+        ranked = heapq.nsmallest(n, candidates, key=lambda k: (-int(errors[k]), ids[k]))
+        return [self._item(k) for k in ranked]

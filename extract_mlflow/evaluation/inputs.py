@@ -1,0 +1,188 @@
+"""What an evaluation is given: the :class:`Setup` every part shares (decided once, from the
+whole input, before the pass), the :class:`Inputs` facts about the input sets that no part sees
+alone, and the :class:`Extras` inputs of the optional families.
+
+Plain Python, beside the compiled pass (:mod:`~extract_mlflow.evaluation.accumulator`): these
+are built once per run, and as ordinary frozen dataclasses they pickle as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import Config
+from ..errors import ConfigError
+from ..io.loading import GoldSet, PredictionSet
+from ..io.stream import top_keys
+
+if TYPE_CHECKING:
+    from ..fidelity.approvals import Approvals
+    from ..fidelity.canaries import Canary
+
+__all__ = ["Extras", "Inputs", "Setup", "content_digest", "structure_keys"]
+
+
+@dataclass
+class Extras:
+    """Inputs of the optional families: source texts (text fidelity) and approvals."""
+
+    sources: Mapping[str, str] | None = None
+    source_key: str | None = None
+    approvals: Approvals | None = None
+    canaries: tuple[str, ...] = ()
+    """prompt-injection canaries planted in the sources (``INSTRUCTION => PAYLOAD``)"""
+
+
+def content_digest(value: Any) -> str:
+    """sha256 of `value` as canonical JSON (what a signature compares, not how it was stored).
+
+    >>> content_digest([["a", "text"]]) == content_digest([["a", "text"]])
+    True
+    """
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def structure_keys(config: Config) -> tuple[str, ...]:
+    s = config.structure
+    return (s.tables_key, s.blocks_key, s.regions_key, s.boundaries_key)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every part of an evaluation must share, decided once from the whole input before
+    the pass: parts merge only under equal setups."""
+
+    config: Config
+    profile: str | None = None
+    family_keys: tuple[str, ...] = ()
+    """top-level keys that are not fields: they feed another family (source text, structure)
+    or only describe the gold document (a --slice-by attribute no prediction carries)"""
+    structure: bool = False
+    """the gold set carries structure fields"""
+    fidelity: bool = False
+    """source texts were given (text fidelity runs)"""
+    approvals: Approvals | None = None
+    canaries: tuple[Canary, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        gs: GoldSet,
+        ps: PredictionSet,
+        config: Config,
+        profile: str | None = None,
+        extras: Extras | None = None,
+    ) -> Setup:
+        """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
+        keys = structure_keys(config)
+        structure = any(k in doc for doc in gs.docs.values() for k in keys)
+        tops = {p.split(".")[0] for p in config.structure.slice_by}
+        carried = {t for t in tops if any(t in doc for doc in ps.docs.values())}
+        return cls.decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def of_files(
+        cls,
+        gold: str | Path,
+        pred: str | Path,
+        config: Config,
+        profile: str | None = None,
+        extras: Extras | None = None,
+    ) -> Setup:
+        """:meth:`of` the loaded files, decided by a prescan that loads nothing
+        (:func:`~extract_mlflow.io.stream.top_keys`)."""
+        structure = bool(top_keys(gold, structure_keys(config), gold=True, id_key=config.id_key))
+        tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
+        carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
+        return cls.decided(config, profile, extras, structure, carried)
+
+    @classmethod
+    def decided(
+        cls,
+        config: Config,
+        profile: str | None,
+        extras: Extras | None,
+        structure: bool,
+        carried: set[str],
+    ) -> Setup:
+        """The setup once the input is known to carry structure fields or not (`structure`)
+        and which top-level slice attributes the predictions carry (`carried`)."""
+        if profile is not None and profile not in config.layout.profiles:
+            known = ", ".join(sorted(config.layout.profiles)) or "none configured"
+            raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
+        extras = extras or Extras()
+        family: tuple[str, ...] = structure_keys(config) if structure else ()
+        for path in config.structure.slice_by:
+            top = path.split(".")[0]
+            if top not in carried:
+                family += (top,)
+        if extras.source_key:
+            family += (extras.source_key,)
+        fidelity = extras.sources is not None
+        canaries: tuple[Canary, ...] = ()
+        if extras.canaries:  # the canary matcher and fidelity's tokenizer (~4 ms): for canaries
+            from ..fidelity.canaries import parse_canaries
+
+            canaries = parse_canaries(extras.canaries)
+        if canaries and not fidelity:
+            raise ConfigError("canaries are looked for in the sources: give sources too")
+        return cls(config, profile, family, structure, fidelity, extras.approvals, canaries)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Facts about the input sets that no part sees alone: where they came from, their digests,
+    prediction ids not in gold, unreadable lines, the sources not used."""
+
+    gold_source: str = "<rows>"
+    pred_source: str = "<rows>"
+    gold_digest: str | None = None
+    pred_digest: str | None = None
+    unknown_ids: tuple[str, ...] = ()
+    unattributed: tuple[str, ...] = ()
+    sources_digest: str | None = None
+    approvals_digest: str | None = None
+    unused_sources: tuple[str, ...] = ()
+    canaries_digest: str | None = None
+
+    @classmethod
+    def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
+        """The facts of loaded inputs (in-memory gold rows get a digest of their content)."""
+        return cls(
+            gold_source=gs.source,
+            pred_source=ps.source,
+            gold_digest=gs.digest or content_digest(sorted(gs.docs.items())),
+            pred_digest=ps.digest,
+            unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
+            unattributed=tuple(ps.unattributed),
+            **cls.extras_facts(extras, gs.docs),
+        )
+
+    @staticmethod
+    def extras_facts(extras: Extras | None, gold_ids: Collection[str]) -> dict[str, Any]:
+        """The digests of the sources (of the gold documents `gold_ids`) and approvals, and
+        the sources no gold document uses (`gold_ids` may hold only the gold ids that have a
+        source)."""
+        extras = extras or Extras()
+        sources_digest = approvals_digest = None
+        unused: tuple[str, ...] = ()
+        if extras.sources is not None:
+            src = extras.sources
+            sources_digest = content_digest(sorted((i, src[i]) for i in gold_ids if i in src))
+            unused = tuple(i for i in src if i not in gold_ids)
+        if extras.approvals:
+            pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
+            approvals_digest = content_digest(pairs)
+        canaries = sorted(set(extras.canaries))
+        return {
+            "sources_digest": sources_digest,
+            "approvals_digest": approvals_digest,
+            "unused_sources": unused,
+            "canaries_digest": content_digest(canaries) if canaries else None,
+        }
