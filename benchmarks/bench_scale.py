@@ -7,7 +7,8 @@
 For each size it writes a synthetic set (synth.py's invoices, streamed to a temporary folder one
 document at a time, so the generator holds no set in memory), then runs, each in its own
 process: the *floor* (read both files, parse every line, join on id, visit every leaf, in plain
-Python) and the whole ``extract-mlflow score GOLD PRED --format json --out FILE --no-log``.
+Python) and the whole ``extract-mlflow score GOLD PRED --format json --out FILE --no-log``,
+in turns (best of ``--repeat``).
 It prints whole-process wall and CPU seconds, documents/s, peak RSS of that process
 (``os.wait4``) and the ratio of `score` to the floor. Prints figures and exits 0; it never
 asserts timings (see benchmarks/README.md).
@@ -213,10 +214,19 @@ def score_command(gold: Path, pred: Path, out: Path, extra: list[str]) -> list[s
     ]
 
 
-def best_run(cmd: list[str], workdir: Path, repeat: int, limit_bytes: int | None) -> Run:
-    runs = [run_measured(cmd, workdir, limit_bytes) for _ in range(repeat)]
-    ok = [r for r in runs if r.returncode == 0] or runs
-    return min(ok, key=lambda r: r.seconds)
+def best_runs(
+    cmds: list[list[str]], workdir: Path, repeat: int, limit_bytes: int | None
+) -> list[Run]:
+    """The fastest successful run of each command, the commands run in turns `repeat` times
+    (a machine that speeds up or slows down meanwhile weighs on each alike: their ratio holds)."""
+    runs: list[list[Run]] = [[] for _ in cmds]
+    for _ in range(repeat):
+        for cmd, done in zip(cmds, runs, strict=True):
+            done.append(run_measured(cmd, workdir, limit_bytes))
+    return [
+        min([r for r in done if r.returncode == 0] or done, key=lambda r: r.seconds)
+        for done in runs
+    ]
 
 
 # -- main -----------------------------------------------------------------------------------
@@ -230,10 +240,10 @@ def bench_size(
     limit_bytes: int | None = None,
 ) -> dict[str, Any]:
     floor_cmd = [sys.executable, str(Path(__file__).resolve()), "--floor", str(gold), str(pred)]
-    fl = best_run(floor_cmd, workdir, repeat, limit_bytes)
-    inner = json.loads(fl.stdout) if fl.returncode == 0 else {}
     report = workdir / f"report-{n}.json"
-    sc = best_run(score_command(gold, pred, report, extra), workdir, repeat, limit_bytes)
+    scored = score_command(gold, pred, report, extra)
+    fl, sc = best_runs([floor_cmd, scored], workdir, repeat, limit_bytes)
+    inner = json.loads(fl.stdout) if fl.returncode == 0 else {}
     micro = None
     if sc.returncode == 0:
         with report.open(encoding="utf-8") as f:
