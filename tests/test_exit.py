@@ -85,3 +85,20 @@ def test_the_cli_exits_with_its_status_and_leaves_no_temporary_file(tmp_path: Pa
     )
     assert failed.returncode == 2 and b"bad.jsonl:2" in failed.stderr
     assert not list(tmp_path.glob("extract_mlflow-*")), list(tmp_path.iterdir())
+
+
+def test_the_cli_runs_without_the_cyclic_collector(tmp_path: Path) -> None:
+    """`run` switches the collector off for the command (the atexit callback sees it off),
+    and the command still does its work."""
+    done = run_python(
+        """
+        import atexit, gc, sys
+        from extract_mlflow.__main__ import run
+        atexit.register(lambda: print("collector on:", gc.isenabled()))
+        sys.argv = ["extract-mlflow", "--help"]
+        run()
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 0 and "Usage: extract-mlflow" in done.stdout
+    assert done.stdout.rstrip().endswith("collector on: False")
