@@ -605,3 +605,41 @@ def test_relative_tolerance_favours_the_larger_gold(g: float, p: float, r: float
     comp = comparator(small, type="number", rel_tol=r)
     if comp.equal(small, large):
         assert comp.equal(large, small)
+
+
+def _strptime_date(raw: str, formats: tuple[str, ...]) -> Any:
+    """The reference reading of a date: each format through strptime, then ISO 8601."""
+    s = raw.strip()
+    for fmt in formats:
+        try:
+            return dt.datetime.strptime(s, fmt).date()
+        except ValueError:
+            continue
+    try:
+        return dt.datetime.fromisoformat(s).date()
+    except ValueError:
+        return TYPE_ERROR
+
+
+_DAYISH = st.builds(
+    lambda y, m, d, sep, pad: f"{pad}{y}{sep}{m}{sep}{d}{pad}",
+    st.sampled_from(["2024", "0000", "0001", "9999", "１２３４", "202", "20245"]),
+    st.sampled_from(["01", "1", "12", "13", "00", "02", "٠٢"]),
+    st.sampled_from(["01", "29", "30", "31", "7", "00"]),
+    st.sampled_from(["-", "/", "."]),
+    st.sampled_from(["", " ", "\t"]),
+)
+
+
+@given(raw=st.one_of(_DAYISH, st.text(max_size=12)))
+@example(raw="2024-02-29")
+@example(raw="2023-02-29")
+@example(raw="2024-13-01")
+def test_iso_days_read_as_strptime_reads_them(raw: str) -> None:
+    """The shortcut for ``%Y-%m-%d`` (no strptime for four, two and two digits) reads every
+    string as strptime does: leap days, impossible months, unpadded parts, non-ASCII digits,
+    other separators, spaces around."""
+    from extract_mlflow.fields import normalize
+
+    for formats in (("%Y-%m-%d",), ("%d.%m.%Y", "%Y-%m-%d")):
+        assert normalize._read_date(raw, formats) == _strptime_date(raw, formats)
