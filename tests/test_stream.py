@@ -197,7 +197,12 @@ def test_hash_collisions_never_join_the_wrong_line(
     import extract_mlflow.io.stream as stream_module
 
     hashed: list[str] = []
-    monkeypatch.setattr(stream_module, "_id_hash", lambda doc_id: hashed.append(doc_id) or 42)
+
+    def same_hash(doc_id: str) -> int:
+        hashed.append(doc_id)
+        return 42
+
+    monkeypatch.setattr(stream_module, "_id_hash", same_hash)
     gold = write(tmp_path / "g.jsonl", [doc(f"d{i}", 1) for i in range(6)])
     pred = write(tmp_path / "p.jsonl", [doc(f"d{i}", i) for i in (5, 3, 1, 0, 9)])
     assert streamed(gold, pred) == reference(gold, pred)
