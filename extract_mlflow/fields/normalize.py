@@ -213,17 +213,8 @@ _ISO_DAY = "%Y-%m-%d"
 def _is_iso_day(s: str) -> bool:
     """`s` is 4, 2 and 2 ASCII digits joined by dashes: what ``%Y-%m-%d`` reads as those
     numbers (the most common date format; strptime costs ~10 µs a call)."""
-    return (
-        len(s) == 10
-        and s[4] == "-"
-        and s[7] == "-"
-        and s[:4].isascii()
-        and s[:4].isdigit()
-        and s[5:7].isascii()
-        and s[5:7].isdigit()
-        and s[8:].isascii()
-        and s[8:].isdigit()
-    )
+    digits = s[:4] + s[5:7] + s[8:]
+    return len(s) == 10 and s[4] == s[7] == "-" and digits.isascii() and digits.isdigit()
 
 
 @lru_cache(maxsize=65536)
