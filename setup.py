@@ -1,5 +1,6 @@
 """Build of extract-mlflow: pyproject.toml holds the metadata; this file adds, when it can, a
-mypyc-compiled build of the hot scoring modules (listed in COMPILED).
+mypyc-compiled build of the hot scoring modules (listed in COMPILED) and the bootstrap's C loop
+(C_LOOP).
 
 The `.py` sources always ship and stay the reference: compiled and pure Python give identical
 results, and `extract_mlflow/_compiled.py` loads the sources instead of the compiled modules
@@ -56,6 +57,14 @@ object it holds instead), and pickling by ``__dict__`` or into a frozen dataclas
 instance has no ``__dict__`` and is rebuilt by calling its class: ``__reduce__`` gives the
 arguments). Such classes live in plain modules beside: evaluation/columns.py,
 evaluation/inputs.py."""
+
+C_LOOP = Extension(
+    f"{PACKAGE}.evaluation._resample",
+    sources=[f"{PACKAGE}/evaluation/_resample.c"],
+    extra_compile_args=["-O3"],
+)
+"""The bootstrap's draws and sums in one C loop (numpy's stream, checked against numpy at first
+use: evaluation/draws.py); built with the mypyc modules, under the same conditions."""
 
 RECORD = "_compiled.txt"  # written next to the compiled modules; read by _compiled.py
 SHARED_LIB = f"{PACKAGE}._mypyc"  # mypyc's shared library lives inside the package
@@ -175,6 +184,8 @@ class BuildExt(build_ext):
                     extensions = _mypyc_extensions()
                 except (Exception, SystemExit) as exc:  # mypyc reports type errors by exiting
                     _warn(f"mypyc failed ({exc})")
+                if sys.platform != "win32":  # it needs a 128-bit integer type (gcc, clang)
+                    extensions.append(C_LOOP)
             self.distribution.ext_modules = extensions
         super().finalize_options()
 

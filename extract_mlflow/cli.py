@@ -73,6 +73,9 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     guard = _compiled.install_guard(__package__ or "extract_mlflow", str(Path(__file__).parent))
     click.echo(f"extract-mlflow, version {__version__}")
     click.echo(_compiled.describe(guard))
+    from .evaluation.draws import kernel
+
+    click.echo(f"bootstrap draws: {'C loop' if kernel() is not None else 'numpy'}")
     ctx.exit()
 
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
+
+from .draws import kernel_stream
 
 if TYPE_CHECKING:
     from ..config import StructureConfig
@@ -122,12 +125,11 @@ def bootstrap_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
         rows = min(resamples, max(rows, min(4 * width, _WEIGHT_CELLS // max(n, 1))))
     weights = np.empty((rows, n), dtype=dtype)
     filled = done = 0
-    for _, block in _draw_blocks(n, resamples, seed):
-        take = len(block)
+    for take, fill in _weight_blocks(n, resamples, seed):
         if filled + take > rows:  # flush the weights gathered so far
             out[done : done + filled] = weights[:filled] @ matrix
             done, filled = done + filled, 0
-        _block_weights(block, weights[filled : filled + take])
+        fill(weights[filled : filled + take])
         filled += take
     out[done : done + filled] = weights[:filled] @ matrix
     return out
@@ -141,16 +143,19 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     documents): bit for bit the same."""
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
     words = _packed_words(counts)
+    stream = kernel_stream(counts.shape[0], seed)
+    if stream is not None:  # the C loop: the same draws, each added as it is drawn
+        matrix = np.ascontiguousarray(np.column_stack([word for word, _ in words]))
+        sums = np.empty((resamples, len(words)), dtype=np.int64)
+        stream.gather_sums(matrix, sums)
+        for w, (_, fields) in enumerate(words):
+            _unpack(sums[:, w], fields, out)
+        return out
 
     def gather(start: int, block: IntArray) -> None:
         rows = slice(start, start + len(block))
         for word, fields in words:
-            sums = word[block].sum(axis=1, dtype=np.int64)
-            if len(fields) == 1:
-                out[rows, fields[0][0]] = sums
-                continue
-            for c, shift, bits in fields:
-                out[rows, c] = (sums >> shift) & ((1 << bits) - 1)
+            _unpack(word[block].sum(axis=1, dtype=np.int64), fields, out[rows])
 
     # numpy gathers and sums without the GIL: blocks are gathered in two threads while a third
     # draws the next (each block's sums land in their own rows: the order cannot matter)
@@ -163,6 +168,15 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
         for done in pending:
             done.result()
     return out
+
+
+def _unpack(sums: IntArray, fields: list[tuple[int, int, int]], out: FloatArray) -> None:
+    """One packed word's sums (one per resample) into `out`'s columns of its fields."""
+    if len(fields) == 1:
+        out[:, fields[0][0]] = sums
+        return
+    for c, shift, bits in fields:
+        out[:, c] = (sums >> shift) & ((1 << bits) - 1)
 
 
 def _packed_words(counts: npt.NDArray[Any]) -> list[tuple[IntArray, list[tuple[int, int, int]]]]:
@@ -201,6 +215,21 @@ def _packed_words(counts: npt.NDArray[Any]) -> list[tuple[IntArray, list[tuple[i
         used += bits
     close()
     return words
+
+
+def _weight_blocks(
+    n_docs: int, resamples: int, seed: int | None
+) -> Iterator[tuple[int, Callable[[npt.NDArray[Any]], None]]]:
+    """(rows, fill) per block of :func:`_draw_blocks`' rows: `fill` writes the block's weights
+    (how often each document is drawn in each of its resamples) into the array it is given."""
+    stream = kernel_stream(n_docs, seed)
+    if stream is not None:  # the C loop draws and counts in one pass, block after block
+        step = _block_rows(n_docs)
+        for start in range(0, resamples, step):
+            yield min(step, resamples - start), stream.weights
+        return
+    for _, block in _draw_blocks(n_docs, resamples, seed):
+        yield len(block), partial(_block_weights, block)
 
 
 def _draw_blocks(n_docs: int, resamples: int, seed: int | None) -> Iterator[tuple[int, IntArray]]:
