@@ -37,6 +37,7 @@ DEFAULT_CONFIDENCE = 0.95
 _CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
 _WEIGHT_CELLS = 16_000_000  # the most weights (resamples × documents) multiplied at once
 _GATHER_THREADS = 2  # threads gathering blocks of draws at once
+_PACK_ROWS = 1 << 16  # documents packed at a time (their int64 temporaries: 0.5 MB each)
 _GATHER_COLUMNS = 8  # integer counts of up to this many columns are gathered, not multiplied
 
 
@@ -145,7 +146,12 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     words = _packed_words(counts)
     stream = kernel_stream(counts.shape[0], seed)
     if stream is not None:  # the C loop: the same draws, each added as it is drawn
-        matrix = np.ascontiguousarray(np.column_stack([word for word, _ in words]))
+        # (documents × words): the one word as it is (most runs), else side by side
+        matrix = (
+            words[0][0].reshape(-1, 1)
+            if len(words) == 1
+            else np.ascontiguousarray(np.column_stack([word for word, _ in words]))
+        )
         sums = np.empty((resamples, len(words)), dtype=np.int64)
         stream.gather_sums(matrix, sums)
         for w, (_, fields) in enumerate(words):
@@ -196,8 +202,10 @@ def _packed_words(counts: npt.NDArray[Any]) -> list[tuple[IntArray, list[tuple[i
     def close() -> None:
         if shared:
             word = np.zeros(n, dtype=np.int64)
-            for c, shift, _ in shared:
-                word |= counts[:, c].astype(np.int64) << shift
+            for lo in range(0, n, _PACK_ROWS):  # a slice at a time: the temporaries stay small
+                rows = slice(lo, lo + _PACK_ROWS)
+                for c, shift, _ in shared:
+                    word[rows] |= counts[rows, c].astype(np.int64) << shift
             words.append((word, list(shared)))
             shared.clear()
 
