@@ -67,27 +67,32 @@ def test_draws_equal_numpy_integers_across_calls(
         assert got.astype(np.int64).tobytes() == expected.tobytes()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     n=st.integers(2, 400),
     resamples=st.integers(1, 40),
     seed=st.integers(0, 2**32),
     k=st.integers(1, 4),
-    top=st.sampled_from([1, 1000, 2**62]),
+    dtype=st.sampled_from(
+        [np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64]
+    ),
 )
 def test_gather_sums_equal_numpy_gathers(
-    module: types.ModuleType, n: int, resamples: int, seed: int, k: int, top: int
+    module: types.ModuleType, n: int, resamples: int, seed: int, k: int, dtype: Any
 ) -> None:
-    """Each resample's sums of the drawn rows, against numpy's gather of the same draws,
-    including negative words and sums that wrap around int64 as numpy's do."""
-    words = np.random.default_rng(seed + 1).integers(-top, top, size=(n, k), dtype=np.int64)
+    """Each resample's sums of the drawn rows of counts of any integer type, against numpy's
+    int64 sums of the same draws: negative values, and sums that wrap around int64 as
+    numpy's do (values near the type's limits)."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed + 1)
+    counts = rng.integers(info.min, info.max, size=(n, k), dtype=dtype, endpoint=True)
     idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype=np.int64)
     with np.errstate(over="ignore"):
-        expected = words[idx].sum(axis=1, dtype=np.int64)
+        expected = counts.astype(np.int64)[idx].sum(axis=1, dtype=np.int64)
     stream = kernel_stream(n, seed)
     assert stream is not None
     got = np.empty((resamples, k), dtype=np.int64)
-    stream.gather_sums(words, got)
+    stream.gather_sums(counts, got)
     assert got.tobytes() == expected.tobytes()
 
 
@@ -106,12 +111,16 @@ def test_weights_count_each_rows_draws(module: types.ModuleType, dtype: Any) -> 
 
 
 def test_bad_arguments_raise_value_errors(module: types.ModuleType) -> None:
-    """Buffers that do not fit n, or an n outside numpy's 32-bit path, are refused before any
-    memory is touched."""
+    """Buffers that do not fit n, counts that are not integers or not contiguous, or an n
+    outside numpy's 32-bit path, are refused before any memory is touched."""
     stream = kernel_stream(10, 0)
     assert stream is not None
-    with pytest.raises(ValueError, match="words"):
+    with pytest.raises(ValueError, match="do not match n"):
         stream.gather_sums(np.zeros(15, dtype=np.int64), np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="integers expected"):
+        stream.gather_sums(np.zeros((10, 1)), np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="not C-contiguous"):  # a column of a wider matrix
+        stream.gather_sums(np.zeros((10, 2), dtype=np.int64)[:, 0], np.zeros(2, dtype=np.int64))
     with pytest.raises(ValueError, match="float32 or float64"):
         stream.weights(np.zeros(15, dtype=np.float64))
     with pytest.raises(ValueError, match="out"):

@@ -477,13 +477,15 @@ def test_block_draws_keep_memory_flat() -> None:
     seed=st.integers(0, 2**32),
     tops=st.lists(st.sampled_from([0, 1, 9, 255, 6_990, 2**20, 2**40]), min_size=1, max_size=8),
     negative=st.booleans(),
+    pack_rows=st.sampled_from([1, 7, 64, 1 << 16]),
 )
 def test_packed_gathers_sum_every_column_exactly(
-    n: int, resamples: int, seed: int, tops: list[int], negative: bool
+    n: int, resamples: int, seed: int, tops: list[int], negative: bool, pack_rows: int
 ) -> None:
     """Columns gathered several to an int64 word give each column's own sums: against a plain
     per-column gather of the same draws, with column sums right at a word's 63 bits, columns
-    too wide to share, and negative counts (never packed)."""
+    too wide to share, and negative counts (never packed); words packed a few documents at a
+    time (`pack_rows`) or all at once."""
     rng = np.random.default_rng(seed)
     counts = np.stack([rng.integers(0, top + 1, size=n) for top in tops], axis=1)
     if negative:
@@ -491,7 +493,7 @@ def test_packed_gathers_sum_every_column_exactly(
     idx = resample_indices(n, resamples, seed)
     expected = np.stack([counts[:, c][idx].sum(axis=1) for c in range(len(tops))], axis=1)
     for path in draw_paths():
-        with path:
+        with path, patch.object(stats_module, "_PACK_ROWS", pack_rows):
             got = stats_module.bootstrap_sums(counts.astype(np.int64), resamples, seed)
         assert got.tobytes() == expected.astype(np.float64).tobytes()
 

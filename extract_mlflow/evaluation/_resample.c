@@ -6,7 +6,7 @@
    Lemire's multiply-shift, drawing again while the low product word is below (2**32 - n) % n.
    Every step there is plain arithmetic, so the same documents can be drawn here from the
    generator's state, without numpy's (resamples x documents) index block in memory: each
-   drawn document's packed counts are added at once (gather_sums) or its weight counted
+   drawn document's counts are added at once (gather_sums) or its weight counted
    (weights). This is written here because numpy has no call that draws and sums in one pass,
    and the two passes (draw a block, then gather it) were 0.85 s of a 0.1M-document score's
    1.2 s of serial time (evaluation/stats.py, where the Python side checks at first use that
@@ -119,6 +119,7 @@ PyDoc_STRVAR(draw_doc,
 
 static PyObject *draw(PyObject *self, PyObject *args)
 {
+    (void)self;
     STATE_DECL;
     Py_buffer out;
     Draws d;
@@ -142,61 +143,86 @@ static PyObject *draw(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(gather_sums_doc,
-             "gather_sums(state_hi, state_lo, inc_hi, inc_lo, has_uint32, uinteger, n, words,\n"
+             "gather_sums(state_hi, state_lo, inc_hi, inc_lo, has_uint32, uinteger, n, counts,\n"
              "            out)\n--\n\n"
              "For each row of `out` (int64, resamples x k, C-contiguous): n draws, and the sum\n"
-             "of the drawn rows of `words` (int64, n x k, C-contiguous), added as unsigned\n"
-             "64-bit words (wrapping, as numpy's int64 sums). Returns the state after.");
+             "of the drawn rows of `counts` (n x k, C-contiguous, integers of 1, 2, 4 or 8\n"
+             "bytes, signed or not), added as 64-bit integers (wrapping, as numpy's int64\n"
+             "sums). Returns the generator's state after the draws.");
+
+/* One loop per item type: each draw adds the k counts of the drawn document's row. */
+#define GATHER(T)                                                                          \
+    do {                                                                                   \
+        const T *w = (const T *)counts.buf;                                                \
+        for (Py_ssize_t r = 0; r < rows; r++) {                                            \
+            uint64_t *acc = o + r * k;                                                     \
+            memset(acc, 0, (size_t)k * 8);                                                 \
+            for (uint64_t j = 0; j < d.n; j++) {                                           \
+                const T *row = w + (Py_ssize_t)below(&d.stream, d.n, d.threshold) * k;     \
+                for (Py_ssize_t c = 0; c < k; c++) {                                       \
+                    acc[c] += (uint64_t)(int64_t)row[c];                                   \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
 
 static PyObject *gather_sums(PyObject *self, PyObject *args)
 {
+    (void)self;
     STATE_DECL;
-    Py_buffer words, out;
+    PyObject *counts_obj;
+    Py_buffer counts = {0}, out = {0};
     Draws d;
-    if (!PyArg_ParseTuple(args, STATE_FORMAT "y*w*", STATE_ARGS, &words, &out)) {
+    if (!PyArg_ParseTuple(args, STATE_FORMAT "Ow*", STATE_ARGS, &counts_obj, &out)) {
         return NULL;
     }
     PyObject *result = NULL;
+    if (PyObject_GetBuffer(counts_obj, &counts, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        goto done;
+    }
     if (draws_from(&d, state_hi, state_lo, inc_hi, inc_lo, has_half, half, n) < 0) {
         goto done;
     }
-    Py_ssize_t k = words.len / 8 / (Py_ssize_t)n;
-    if (k < 1 || checked(&words, 8, (Py_ssize_t)n * k, "words") < 0 ||
-        out.len % (8 * k) != 0 || checked(&out, 8, out.len / 8, "out") < 0) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "words and out do not match n");
-        }
+    /* the item type from the buffer's format: a letter, lower case for signed integers */
+    const char *format = counts.format ? counts.format : "B";
+    if (*format == '@' || *format == '=' || *format == '<') {
+        format++;
+    }
+    int is_signed = strchr("bhilq", *format) != NULL;
+    Py_ssize_t size = counts.itemsize;
+    Py_ssize_t k = counts.len / size / (Py_ssize_t)n;
+    if (strchr("bhilqBHILQ", *format) == NULL || format[1] != '\0' ||
+        (size != 1 && size != 2 && size != 4 && size != 8)) {
+        PyErr_Format(PyExc_ValueError, "counts: integers expected, got format '%s'",
+                     counts.format ? counts.format : "");
         goto done;
     }
-    const uint64_t *w = (const uint64_t *)words.buf;
+    if (k < 1 || counts.len != (Py_ssize_t)n * k * size || out.len % (8 * k) != 0) {
+        PyErr_SetString(PyExc_ValueError, "counts and out do not match n");
+        goto done;
+    }
     uint64_t *o = (uint64_t *)out.buf;
     Py_ssize_t rows = out.len / 8 / k;
     Py_BEGIN_ALLOW_THREADS
-    if (k == 1) {
-        for (Py_ssize_t r = 0; r < rows; r++) {
-            uint64_t acc = 0;
-            for (uint64_t j = 0; j < d.n; j++) {
-                acc += w[below(&d.stream, d.n, d.threshold)];
-            }
-            o[r] = acc;
-        }
-    } else {
-        for (Py_ssize_t r = 0; r < rows; r++) {
-            uint64_t *acc = o + r * k;
-            memset(acc, 0, (size_t)k * 8);
-            for (uint64_t j = 0; j < d.n; j++) {
-                const uint64_t *row = w + (Py_ssize_t)below(&d.stream, d.n, d.threshold) * k;
-                for (Py_ssize_t c = 0; c < k; c++) {
-                    acc[c] += row[c];
-                }
-            }
-        }
+    switch (size * (is_signed ? -1 : 1)) {
+    case 1: GATHER(uint8_t); break;
+    case 2: GATHER(uint16_t); break;
+    case 4: GATHER(uint32_t); break;
+    case 8: GATHER(uint64_t); break;
+    case -1: GATHER(int8_t); break;
+    case -2: GATHER(int16_t); break;
+    case -4: GATHER(int32_t); break;
+    default: GATHER(int64_t); break;
     }
     Py_END_ALLOW_THREADS
     result = state_of(&d);
 done:
-    PyBuffer_Release(&words);
-    PyBuffer_Release(&out);
+    if (counts.obj != NULL) {
+        PyBuffer_Release(&counts);
+    }
+    if (out.obj != NULL) {
+        PyBuffer_Release(&out);
+    }
     return result;
 }
 
@@ -207,6 +233,7 @@ PyDoc_STRVAR(weights_doc,
 
 static PyObject *weights(PyObject *self, PyObject *args)
 {
+    (void)self;
     STATE_DECL;
     Py_buffer out;
     Draws d;
@@ -256,6 +283,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_resample",
     "numpy's bootstrap draws (PCG64, bounded integers) and their sums in one loop.", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__resample(void) { return PyModule_Create(&module); }

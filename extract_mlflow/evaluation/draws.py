@@ -64,9 +64,10 @@ class KernelStream:
         """Fill `out` (uint32, C-contiguous) with the next draws."""
         self._call("draw", out)
 
-    def gather_sums(self, words: npt.NDArray[np.int64], out: npt.NDArray[np.int64]) -> None:
-        """Each row of `out` (resamples × k): the sum of n drawn rows of `words` (n × k)."""
-        self._call("gather_sums", words, out)
+    def gather_sums(self, counts: npt.NDArray[Any], out: npt.NDArray[np.int64]) -> None:
+        """Each row of `out` (resamples × k): the sum, as int64, of n drawn rows of `counts`
+        (n × k integers of any width, C-contiguous)."""
+        self._call("gather_sums", counts, out)
 
     def weights(self, out: npt.NDArray[Any]) -> None:
         """Each row of `out` (float32 or float64, rows × n): how often each document is drawn

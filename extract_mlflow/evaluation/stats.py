@@ -143,20 +143,13 @@ def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     every integer below 2**53, and a resample's sum is at most the largest count times the
     documents): bit for bit the same."""
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
-    words = _packed_words(counts)
     stream = kernel_stream(counts.shape[0], seed)
-    if stream is not None:  # the C loop: the same draws, each added as it is drawn
-        # (documents × words): the one word as it is (most runs), else side by side
-        matrix = (
-            words[0][0].reshape(-1, 1)
-            if len(words) == 1
-            else np.ascontiguousarray(np.column_stack([word for word, _ in words]))
-        )
-        sums = np.empty((resamples, len(words)), dtype=np.int64)
-        stream.gather_sums(matrix, sums)
-        for w, (_, fields) in enumerate(words):
-            _unpack(sums[:, w], fields, out)
+    if stream is not None:  # the C loop: the same draws, each document's counts added as drawn
+        sums = np.empty((resamples, counts.shape[1]), dtype=np.int64)
+        stream.gather_sums(np.ascontiguousarray(counts), sums)
+        out[:] = sums
         return out
+    words = _packed_words(counts)
 
     def gather(start: int, block: IntArray) -> None:
         rows = slice(start, start + len(block))
