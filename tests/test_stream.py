@@ -214,3 +214,17 @@ def test_hash_collisions_never_join_the_wrong_line(
 def test_id_hash_is_stable() -> None:
     assert id_hash("inv-001") == id_hash("inv-001") != id_hash("inv-002")
     assert 0 <= id_hash("") < 2**64
+
+
+@pytest.mark.parametrize("bom", [False, True])
+def test_a_repeated_id_is_found_again_past_blank_lines(tmp_path: Path, bom: bool) -> None:
+    """A repeated gold id is looked up by reading the gold file again (no offset is kept per
+    document): the message's line numbers count blank lines, with or without a byte order
+    mark, as load_gold's do; the earliest repeat is named, and a broken line after it does
+    not hide it."""
+    lines = [doc("a", 1), "\n", doc("b", 1), "   \n", doc("c", 1), doc("b", 2), doc("a", 3), "{x\n"]
+    gold = write(tmp_path / "g.jsonl", lines, bom=bom)
+    pred = write(tmp_path / "p.jsonl", [doc("a", 1), doc("b", 1)])
+    got = streamed(gold, pred)
+    assert got == reference(gold, pred)
+    assert got[0] == "error" and "g.jsonl:6: duplicate id 'b' (first on line 3)" in str(got[1])

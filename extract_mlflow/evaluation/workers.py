@@ -50,8 +50,8 @@ log = logging.getLogger(__name__)
 BATCH = 1000
 """documents per task of a worker process"""
 
-Lockstep = tuple[Resume, "array[int]", "array[int]"]
-"""where the lockstep batches end, the id hashes and line offsets of the gold documents before"""
+Lockstep = tuple[Resume, "array[int]"]
+"""where the lockstep batches end, and the id hashes of the gold documents before"""
 
 _GROUP = 16
 """parts merged into one another before their group is merged into the run"""
@@ -228,11 +228,10 @@ def score_lockstep(
 ) -> Lockstep:
     """Score the leading lockstep pairs of the two files in the pool into `run`, in batches of
     `size` raw pairs; where a :class:`~extract_mlflow.io.stream.JoinedStream` takes over (the
-    start of the first batch not in step, or where the pairs ended), with the id hashes and
-    gold line offsets of the documents scored. `watch` learns whether the workers saw a
-    structure key."""
+    start of the first batch not in step, or where the pairs ended), with the id hashes of
+    the documents scored. `watch` learns whether the workers saw a structure key."""
     reader = RawPairs(gold, pred, size)
-    hashes, offsets = array("Q"), array("Q")
+    hashes = array("Q")
     pending: _Flight = deque()
     stop: Resume | None = None
     batches = reader.__iter__()
@@ -243,11 +242,11 @@ def score_lockstep(
             task = pool.submit(_score_pairs, blob, batch.run)
             pending.append((batch, task))
             while stop is None and len(pending) >= 2 * workers:
-                stop = _merge_next(merged, pending, hashes, offsets, watch)
+                stop = _merge_next(merged, pending, hashes, watch)
             if stop is not None:
                 break
         while stop is None and pending:
-            stop = _merge_next(merged, pending, hashes, offsets, watch)
+            stop = _merge_next(merged, pending, hashes, watch)
         merged.flush()
     finally:
         batches.close()
@@ -260,14 +259,13 @@ def score_lockstep(
         rest.position,
         rest.gold_line + 1,
     )
-    return rest, hashes, offsets
+    return rest, hashes
 
 
 def _merge_next(
     merged: _Merger,
     pending: _Flight,
     hashes: array[int],
-    offsets: array[int],
     watch: StructureWatch,
 ) -> Resume | None:
     """Merge the first batch in flight; its start if it was not in lockstep."""
@@ -279,5 +277,4 @@ def _merge_next(
     watch.seen = watch.seen or seen
     merged.add(part)
     hashes.extend(part_hashes)
-    offsets.extend(batch.offsets)
     return None

@@ -86,12 +86,6 @@ class RawBatch:
     start: Resume
     run: RawRun
 
-    @property
-    def offsets(self) -> array[int]:
-        """The byte offset of each gold line in the file."""
-        base = self.start.gold_end
-        return array("Q", [base + o for o in self.run.gold_starts])
-
 
 class _Cuts:
     """A file read in blocks and cut into runs of whole lines, every byte hashed once, in

@@ -141,25 +141,22 @@ class JoinedStream:
         pred: str | Path,
         id_key: str = "id",
         *,
-        resume: tuple[Resume, array[int], array[int]] | None = None,
+        resume: tuple[Resume, array[int]] | None = None,
     ) -> None:
         """`resume`: continue a pass joined in lockstep up to a :class:`Resume`, given the id
-        hashes (:func:`id_hash`) and line offsets of the gold documents before it; the
-        documents yielded, the checks and the errors are then those of one pass from the
-        start, from that point on."""
+        hashes (:func:`id_hash`) of the gold documents before it; the documents yielded, the
+        checks and the errors are then those of one pass from the start, from that point on."""
         self.gold_path, self.pred_path, self.id_key = Path(gold), Path(pred), id_key
         self.summary = StreamSummary(str(self.gold_path), str(self.pred_path))
         self._gold_hashes = array("Q")
-        self._gold_offsets = array("Q")
         self._pred_error: InputError | None = None
         self._pred_lines = 0
         self._index: _PredictionIndex | None = None
         self._resume = Resume(0, 0, 0, _sha256(), 0, 0, _sha256())
         if resume is not None:
-            self._resume, hashes, offsets = resume
-            assert len(hashes) == len(offsets) == self._resume.position
+            self._resume, hashes = resume
+            assert len(hashes) == self._resume.position
             self._gold_hashes.extend(hashes)
-            self._gold_offsets.extend(offsets)
             self._pred_lines = self._resume.position
 
     def __iter__(self) -> Iterator[Joined]:
@@ -167,13 +164,10 @@ class JoinedStream:
         ghasher, phasher = at.gold_hasher, at.pred_hasher
         preds = self._pred_lines_iter(phasher, at.pred_end, at.pred_line)
         position = at.position - 1
-        for lineno, offset, raw in iter_raw_lines(
-            self.gold_path, ghasher, at.gold_end, at.gold_line
-        ):
+        for lineno, _, raw in iter_raw_lines(self.gold_path, ghasher, at.gold_end, at.gold_line):
             position += 1
             doc, doc_id = self._gold(lineno, raw)
             self._gold_hashes.append(_id_hash(doc_id))
-            self._gold_offsets.append(offset)
             if self._pred_broken():
                 continue  # the prediction file is broken: only the gold file is still checked
             if self._index is None:
@@ -200,9 +194,9 @@ class JoinedStream:
             self._index.finish()
         self.summary.gold_digest = ghasher.hexdigest()
         self.summary.pred_digest = phasher.hexdigest()
-        # checked: the hashes, offsets and index are let go before the caller's result (the
-        # index points back at this stream, a cycle the paused collector would keep)
-        self._gold_hashes, self._gold_offsets, self._index = array("Q"), array("Q"), None
+        # checked: the hashes and index are let go before the caller's result (the index
+        # points back at this stream, a cycle the paused collector would keep)
+        self._gold_hashes, self._index = array("Q"), None
 
     # -- gold --------------------------------------------------------------------------------
 
@@ -214,32 +208,33 @@ class JoinedStream:
             raise InputError(f"{self.gold_path}:{lineno}: {exc}") from None
 
     def _check_gold_duplicates(self, upto: int) -> None:
-        """The first repeated id among the first `upto` gold documents, as load_gold says it."""
-        hashes = np.frombuffer(self._gold_hashes, dtype=np.uint64)[:upto]
-        suspects = _repeated(np.sort(hashes))  # a sorted copy: 8 bytes a document, briefly
-        if not len(suspects):
-            return
-        found: list[tuple[int, int, str]] = []  # (line of the repeat, first line, id)
-        seen: dict[str, int] = {}
-        with self.gold_path.open("rb") as f:
-            for position in np.flatnonzero(np.isin(hashes, suspects)):
-                doc_id = self._gold_id_at(f, int(self._gold_offsets[position]))
-                if doc_id in seen:
-                    found.append((int(position), seen[doc_id], doc_id))
-                else:
-                    seen[doc_id] = int(position)
-        if found:
-            second, first, doc_id = min(found)
-            lines = _line_numbers(self.gold_path, {first, second})
-            raise InputError(
-                f"{self.gold_path}:{lines[second]}: duplicate id '{doc_id}' "
-                f"(first on line {lines[first]})"
-            )
+        """The first repeated id among the first `upto` gold documents, as load_gold says it.
 
-    def _gold_id_at(self, f: IO[bytes], offset: int) -> str:
-        f.seek(offset)
-        raw = f.readline(MAX_LINE_BYTES + 1)
-        return _doc_id(gold_object(raw.removeprefix(b"\xef\xbb\xbf")), self.id_key)
+        Called where the pass ends (its last document read, or a gold line it cannot read):
+        the hashes are then sorted in place, since only the prediction index still reads them,
+        as a set. Ids whose hashes repeat (a repeated id, or very rarely two ids of one hash)
+        are looked up by reading the gold file again, in order, up to the first repeat: no
+        offset is kept per document for that rare case."""
+        hashes = np.frombuffer(self._gold_hashes, dtype=np.uint64)[:upto]
+        hashes.sort()  # in place: a copy would be 8 bytes a document at the pass's peak
+        suspects = set(_repeated(hashes).tolist())
+        if not suspects:
+            return
+        first_seen: dict[str, int] = {}
+        lines = iter_raw_lines(self.gold_path, _sha256())
+        for _, (lineno, _, raw) in zip(range(upto), lines, strict=False):
+            try:
+                doc_id = read_gold(raw, self.id_key)[1]
+            except _LineError:  # read once already: only a file changed since can say this
+                continue
+            if _id_hash(doc_id) not in suspects:
+                continue
+            if doc_id in first_seen:
+                raise InputError(
+                    f"{self.gold_path}:{lineno}: duplicate id '{doc_id}' "
+                    f"(first on line {first_seen[doc_id]})"
+                )
+            first_seen[doc_id] = lineno
 
     # -- predictions -------------------------------------------------------------------------
 
@@ -265,17 +260,6 @@ def _repeated(ordered: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     if not same.any():  # the usual case: no copy beyond the comparison's bytes
         return ordered[:0]
     return np.unique(ordered[1:][same])
-
-
-def _line_numbers(path: Path, positions: set[int]) -> dict[int, int]:
-    """Line numbers of the given document positions (non-blank lines counted from 0)."""
-    out: dict[int, int] = {}
-    for position, (lineno, _, _) in enumerate(iter_raw_lines(path, _sha256())):
-        if position in positions:
-            out[position] = lineno
-            if len(out) == len(positions):
-                break
-    return out
 
 
 class _PredictionIndex:
