@@ -10,12 +10,14 @@ import pickle
 from pathlib import Path
 from unittest.mock import patch
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from extract_mlflow.errors import InputError
 from extract_mlflow.io import lockstep
 from extract_mlflow.io.loading import MAX_LINE_BYTES, RawLines
-from extract_mlflow.io.lockstep import RawPairs
+from extract_mlflow.io.lockstep import RawPairs, RawSpan, file_identity
 
 _BOMS = {"none": b"", "utf8": b"\xef\xbb\xbf", "utf16": b"\xff\xfe"}
 
@@ -125,3 +127,30 @@ def test_a_raw_run_pickles_for_the_workers(tmp_path: Path) -> None:
     run = pickle.loads(pickle.dumps(batch.run, pickle.HIGHEST_PROTOCOL))
     assert run == batch.run and run.pairs() == batch.run.pairs()
     assert run.pairs()[0] == (1, b'{"id": "a"}\n', 1, b'{"id": "a", "x": 1}\n')
+
+
+def test_a_span_reads_back_the_run_it_stands_for(tmp_path: Path) -> None:
+    """What a worker gets instead of the bytes: pickled, then read from the files, each batch
+    (after a byte order mark, past the first block) is the run the reader cut."""
+    g, p = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    g.write_bytes(b"\xef\xbb\xbf" + b"".join(b'{"id": "d%d"}\n' % i for i in range(50)))
+    p.write_bytes(b"".join(b'{"id": "d%d", "x": %d}\n' % (i, i) for i in range(50)))
+    with patch.object(lockstep, "_BLOCK", 64):
+        batches = list(RawPairs(g, p, 7))
+    assert len(batches) == 8
+    for batch in batches:
+        span = pickle.loads(pickle.dumps(RawSpan.of(batch, g, p), pickle.HIGHEST_PROTOCOL))
+        assert span.read() == batch.run
+
+
+def test_a_file_cut_short_under_a_span_is_an_input_error(tmp_path: Path) -> None:
+    g, p = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    g.write_bytes(b'{"id": "a"}\n{"id": "b"}\n')
+    p.write_bytes(b'{"id": "a"}\n{"id": "b"}\n')
+    (batch,) = RawPairs(g, p, 2)
+    before = file_identity(p)
+    p.write_bytes(b'{"id": "a"}\n')
+    assert file_identity(p) != before
+    with pytest.raises(InputError, match=r"pred\.jsonl: changed while it was being scored"):
+        RawSpan.of(batch, g, p).read()
+    assert file_identity(tmp_path / "missing.jsonl") is None

@@ -477,3 +477,28 @@ def test_a_config_error_comes_after_the_files_defect(tmp_path: Path) -> None:
     write(tmp_path / "gold.jsonl", golds(5))
     with pytest.raises(ConfigError, match="unknown layout profile"):
         score_files(gold, pred, Config(), profile="nope", workers=2)
+
+
+def test_a_file_changed_while_the_workers_read_it_is_an_error(
+    synthetic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers read their runs from the files after this process hashed them: a file
+    whose identity (inode, size, modification time) differs once they are done fails the
+    pass with a clear error instead of a report whose digest is not of the bytes scored."""
+    from extract_mlflow.errors import InputError
+    from extract_mlflow.evaluation import workers as workers_module
+
+    gold, pred = synthetic
+    from extract_mlflow.io.lockstep import file_identity as real
+
+    calls: list[Path] = []
+
+    def moved(path: Path) -> Any:
+        calls.append(path)
+        found = real(path)
+        return found if len(calls) <= 2 or path != pred else (0, 0, 0, 0)
+
+    monkeypatch.setattr(workers_module, "file_identity", moved)
+    with pytest.raises(InputError, match="changed while it was being scored"):
+        score_files(gold, pred, Config(), workers=2, batch_size=100)
+    assert calls[:2] == [gold, pred]

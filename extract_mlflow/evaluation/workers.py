@@ -10,7 +10,9 @@ Two kinds of batch, in this order:
 
 - **raw pairs** (:func:`score_lockstep`), while prediction line *i* is gold document *i*'s
   and both files are plain lines: this process only reads blocks, hashes them and finds the
-  line ends (:class:`~extract_mlflow.io.lockstep.RawPairs`); the workers cut the lines, parse,
+  line ends (:class:`~extract_mlflow.io.lockstep.RawPairs`); the workers read their runs'
+  bytes from the files themselves (:class:`~extract_mlflow.io.lockstep.RawSpan`: no document
+  bytes through the pipes; a file that changes meanwhile is an error), cut the lines, parse,
   join (:func:`~extract_mlflow.io.lockstep.join_in_step`) and score. A worker that finds its
   batch out of step returns None; parts of the batches before it are merged, those after it
   are dropped, and
@@ -34,7 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.runtime import gc_paused
-from ..io.lockstep import RawBatch, RawPairs, RawRun, join_in_step
+from ..errors import InputError
+from ..io.lockstep import RawPairs, RawSpan, file_identity, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
 from .accumulator import DocumentInput, Evaluation
@@ -137,10 +140,11 @@ _Scored = tuple[Evaluation, "array[int]", bool]
 """a lockstep run's part, its gold ids' hashes and whether a gold document had a structure key"""
 
 
-def _score_pairs(blob: bytes, run: RawRun) -> _Scored | None:
-    """A worker's task: the part of a run of raw lines, its gold ids' hashes and what the
-    :class:`StructureWatch` of the setup saw, or None when the run is not in lockstep (the
-    part scored so far is then dropped)."""
+def _score_pairs(blob: bytes, span: RawSpan) -> _Scored | None:
+    """A worker's task: the part of a run of raw lines (read here from both files), its gold
+    ids' hashes and what the :class:`StructureWatch` of the setup saw, or None when the run is
+    not in lockstep (the part scored so far is then dropped)."""
+    run = span.read()
     setup = _setup_of(blob)
     hashes = array("Q")
     watch = StructureWatch(setup)
@@ -214,7 +218,7 @@ def score_documents(
             future.cancel()
 
 
-_Flight = deque[tuple[RawBatch, "Future[_Scored | None]"]]
+_Flight = deque[tuple[Resume, "Future[_Scored | None]"]]
 
 
 def score_lockstep(
@@ -231,6 +235,8 @@ def score_lockstep(
     start of the first batch not in step, or where the pairs ended), with the id hashes of
     the documents scored. `watch` learns whether the workers saw a structure key."""
     reader = RawPairs(gold, pred, size)
+    gold, pred = Path(gold), Path(pred)
+    identities = file_identity(gold), file_identity(pred)
     hashes = array("Q")
     pending: _Flight = deque()
     stop: Resume | None = None
@@ -239,8 +245,8 @@ def score_lockstep(
     blob = pickle.dumps(run.setup)
     try:
         for batch in batches:
-            task = pool.submit(_score_pairs, blob, batch.run)
-            pending.append((batch, task))
+            task = pool.submit(_score_pairs, blob, RawSpan.of(batch, gold, pred))
+            pending.append((batch.start, task))
             while stop is None and len(pending) >= 2 * workers:
                 stop = _merge_next(merged, pending, hashes, watch)
             if stop is not None:
@@ -252,6 +258,7 @@ def score_lockstep(
         batches.close()
         for _, future in pending:
             future.cancel()  # batches after the one out of step: the stream does them
+    _unchanged(identities, gold, pred)
     rest = stop or reader.rest
     assert rest is not None
     log.debug(
@@ -269,12 +276,21 @@ def _merge_next(
     watch: StructureWatch,
 ) -> Resume | None:
     """Merge the first batch in flight; its start if it was not in lockstep."""
-    batch, future = pending.popleft()
+    start, future = pending.popleft()
     done = future.result()
     if done is None:
-        return batch.start
+        return start
     part, part_hashes, seen = done
     watch.seen = watch.seen or seen
     merged.add(part)
     hashes.extend(part_hashes)
     return None
+
+
+def _unchanged(identities: tuple[Any, Any], gold: Path, pred: Path) -> None:
+    """The workers read the runs' bytes from the files after this process hashed them: an
+    InputError if either file changed or was replaced meanwhile (its digest would not be of
+    the bytes scored)."""
+    for path, before in zip((gold, pred), identities, strict=True):
+        if file_identity(path) != before:
+            raise InputError(f"{path}: changed while it was being scored; score it again")

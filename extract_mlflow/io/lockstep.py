@@ -19,6 +19,7 @@ the workers, then dropped).
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, fields
@@ -85,6 +86,91 @@ class RawBatch:
 
     start: Resume
     run: RawRun
+
+
+@dataclass(frozen=True, slots=True)
+class RawSpan:
+    """A :class:`RawRun` by where its lines lie in both files (what a worker gets): the worker
+    reads the bytes itself (:meth:`read`), so they are not pickled and piped to it. The
+    reader checks the files did not change while the workers read them
+    (:func:`file_identity`)."""
+
+    position: int
+    gold_line: int
+    gold_path: str
+    gold_at: int
+    """the byte offset of the first gold line"""
+    gold_size: int
+    gold_starts: array[int]
+    pred_line: int
+    pred_path: str
+    pred_at: int
+    pred_size: int
+    pred_starts: array[int]
+
+    def __reduce__(self) -> tuple[type[RawSpan], tuple[Any, ...]]:
+        """Pickled as the arguments that make it (as :class:`RawRun`)."""
+        return RawSpan, tuple(getattr(self, f.name) for f in fields(self))
+
+    @classmethod
+    def of(cls, batch: RawBatch, gold: Path, pred: Path) -> RawSpan:
+        run, start = batch.run, batch.start
+        return cls(
+            run.position,
+            run.gold_line,
+            str(gold),
+            start.gold_end,
+            len(run.gold),
+            run.gold_starts,
+            run.pred_line,
+            str(pred),
+            start.pred_end,
+            len(run.pred),
+            run.pred_starts,
+        )
+
+    def read(self) -> RawRun:
+        """The run, its bytes read from both files; an InputError if they are no longer there
+        (a file cut short since it was cut into runs)."""
+        gold = _read_at(self.gold_path, self.gold_at, self.gold_size)
+        pred = _read_at(self.pred_path, self.pred_at, self.pred_size)
+        return RawRun(
+            self.position,
+            self.gold_line,
+            gold,
+            self.gold_starts,
+            self.pred_line,
+            pred,
+            self.pred_starts,
+        )
+
+
+def _read_at(path: str, at: int, size: int) -> bytes:
+    parts: list[bytes] = []
+    got = 0
+    try:
+        with open(path, "rb") as f:
+            while got < size and (part := os.pread(f.fileno(), size - got, at + got)):
+                parts.append(part)
+                got += len(part)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if got < size:
+        raise InputError(f"{path}: changed while it was being scored (it is shorter now)")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+FileIdentity = tuple[int, int, int, int]
+"""device, inode, size and modification time (ns) of a file"""
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    """What tells a file changed or was replaced (None when it cannot be read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class _Cuts:
