@@ -5,7 +5,8 @@ and reused for every metric. Summing is one matrix product: W (resamples × docu
 often each document is drawn, and W @ counts gives every resample's summed counts at once
 (:func:`resampled_sums`, exact: float32 only when every sum is an integer below 2**24).
 :func:`bootstrap_sums` draws the same resamples a block of rows at a time, so memory does not
-grow with documents × resamples.
+grow with documents × resamples; where the C loop is built (:mod:`.draws`), it draws them and
+sums each drawn document's counts (or counts its weights) in one pass, to the same bits.
 """
 
 from __future__ import annotations
@@ -138,10 +139,11 @@ def bootstrap_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
 
 def _gathered_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -> FloatArray:
     """:func:`bootstrap_sums` of integer counts: the same draws, each resample's sums added as
-    int64 from the drawn documents' values (a gather per column, no weights, no float copy of
-    the counts). The sums are exact integers, as the matrix product's are (its floats hold
-    every integer below 2**53, and a resample's sum is at most the largest count times the
-    documents): bit for bit the same."""
+    int64 from the drawn documents' values (no weights, no float copy of the counts): in the C
+    loop as each document is drawn, else a gather of each packed word per block of draws. The
+    sums are exact integers, as the matrix product's are (its floats hold every integer below
+    2**53, and a resample's sum is at most the largest count times the documents): bit for bit
+    the same."""
     out = np.empty((resamples, counts.shape[1]), dtype=np.float64)
     stream = kernel_stream(counts.shape[0], seed)
     if stream is not None:  # the C loop: the same draws, each document's counts added as drawn
