@@ -132,11 +132,15 @@ def align(
     side's unpaired documents."""
     _check_frame(baseline, "baseline")
     _check_frame(candidate, "candidate")
-    b = baseline.assign(id=baseline["id"].astype(str)).set_index("id")
-    c = candidate.assign(id=candidate["id"].astype(str)).set_index("id")
-    common = sorted(set(b.index) & set(c.index))
-    b_only = tuple(sorted(set(b.index) - set(common)))
-    c_only = tuple(sorted(set(c.index) - set(common)))
+    # the ids as a list of str made at once: iterating an Arrow-backed column in Python costs
+    # ~0.75 µs an id (0.3 s of a 100,000-document comparison)
+    b_ids = baseline["id"].astype(str).to_numpy(dtype=object).tolist()
+    c_ids = candidate["id"].astype(str).to_numpy(dtype=object).tolist()
+    b_set, c_set = set(b_ids), set(c_ids)
+    common = sorted(b_set & c_set)
+    b_only, c_only = tuple(sorted(b_set - c_set)), tuple(sorted(c_set - b_set))
+    b = baseline.assign(id=b_ids).set_index("id")
+    c = candidate.assign(id=c_ids).set_index("id")
     return b.loc[common], c.loc[common], b_only, c_only
 
 
