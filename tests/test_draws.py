@@ -123,6 +123,10 @@ def test_bad_arguments_raise_value_errors(module: types.ModuleType) -> None:
         stream.gather_sums(np.zeros((10, 2), dtype=np.int64)[:, 0], np.zeros(2, dtype=np.int64))
     with pytest.raises(ValueError, match="float32 or float64"):
         stream.weights(np.zeros(15, dtype=np.float64))
+    with pytest.raises(ValueError, match="float32 or float64"):  # the right size, not floats
+        stream.weights(np.zeros(10, dtype=np.int64))
+    with pytest.raises(ValueError, match="out: int64 expected"):
+        stream.gather_sums(np.zeros(10, dtype=np.int64), np.zeros(2, dtype=np.float64))
     with pytest.raises(ValueError, match="out"):
         stream.draw(np.zeros(4, dtype=np.int64))
     with pytest.raises(ValueError, match="n must be"):

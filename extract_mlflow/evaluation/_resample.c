@@ -17,6 +17,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <ctype.h>
 #include <string.h>
 
 typedef unsigned __int128 u128;
@@ -95,21 +96,60 @@ static PyObject *state_of(const Draws *d)
                          (unsigned long long)d->stream.half);
 }
 
-static int checked(Py_buffer *buf, Py_ssize_t itemsize, Py_ssize_t items, const char *name)
+/* The arguments every function takes: the generator's state as numpy gives it (state and
+   increment cut into high and low 64-bit words, has_uint32, uinteger), n, then `counts` when
+   asked for (C-contiguous) and `out` (C-contiguous, writable). 0, or -1 with an exception set
+   and no buffer held. */
+static int parse(PyObject *args, Draws *d, Py_buffer *counts, Py_buffer *out)
 {
-    if (buf->itemsize != itemsize || buf->len != items * itemsize) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes",
-                     name, items, itemsize, buf->len);
+    unsigned long long state_hi, state_lo, inc_hi, inc_lo, half, n;
+    int has_half;
+    PyObject *counts_obj = NULL, *out_obj = NULL;
+    int parsed = counts != NULL
+                     ? PyArg_ParseTuple(args, "KKKKpKKOO", &state_hi, &state_lo, &inc_hi,
+                                        &inc_lo, &has_half, &half, &n, &counts_obj, &out_obj)
+                     : PyArg_ParseTuple(args, "KKKKpKKO", &state_hi, &state_lo, &inc_hi,
+                                        &inc_lo, &has_half, &half, &n, &out_obj);
+    if (!parsed || draws_from(d, state_hi, state_lo, inc_hi, inc_lo, has_half, half, n) < 0) {
+        return -1;
+    }
+    if (counts != NULL &&
+        PyObject_GetBuffer(counts_obj, counts, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        return -1;
+    }
+    if (PyObject_GetBuffer(out_obj, out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) <
+        0) {
+        if (counts != NULL) {
+            PyBuffer_Release(counts);
+        }
         return -1;
     }
     return 0;
 }
 
-#define STATE_FORMAT "KKKKpKK"
-#define STATE_ARGS &state_hi, &state_lo, &inc_hi, &inc_lo, &has_half, &half, &n
-#define STATE_DECL                                                                         \
-    unsigned long long state_hi, state_lo, inc_hi, inc_lo, half, n;                        \
-    int has_half
+/* A buffer's item type as its struct letter (a byte-order prefix dropped; the item size is
+   checked apart), or 0 for a format of more than one item. */
+static char letter(const Py_buffer *buf)
+{
+    const char *format = buf->format != NULL ? buf->format : "B";
+    if (*format == '@' || *format == '=' || *format == '<') {
+        format++;
+    }
+    return (format[0] != '\0' && format[1] == '\0') ? format[0] : 0;
+}
+
+static int refuse(const char *message)
+{
+    PyErr_SetString(PyExc_ValueError, message);
+    return -1;
+}
+
+#define RELEASE(buf)                                                                       \
+    do {                                                                                   \
+        if ((buf).obj != NULL) {                                                           \
+            PyBuffer_Release(&(buf));                                                      \
+        }                                                                                  \
+    } while (0)
 
 PyDoc_STRVAR(draw_doc,
              "draw(state_hi, state_lo, inc_hi, inc_lo, has_uint32, uinteger, n, out)\n--\n\n"
@@ -120,15 +160,14 @@ PyDoc_STRVAR(draw_doc,
 static PyObject *draw(PyObject *self, PyObject *args)
 {
     (void)self;
-    STATE_DECL;
-    Py_buffer out;
+    Py_buffer out = {0};
     Draws d;
-    if (!PyArg_ParseTuple(args, STATE_FORMAT "w*", STATE_ARGS, &out)) {
+    if (parse(args, &d, NULL, &out) < 0) {
         return NULL;
     }
-    if (draws_from(&d, state_hi, state_lo, inc_hi, inc_lo, has_half, half, n) < 0 ||
-        checked(&out, 4, out.len / 4, "out") < 0) {
-        PyBuffer_Release(&out);
+    if (letter(&out) != 'I' || out.itemsize != 4) {
+        refuse("out: uint32 expected");
+        RELEASE(out);
         return NULL;
     }
     uint32_t *o = (uint32_t *)out.buf;
@@ -138,7 +177,7 @@ static PyObject *draw(PyObject *self, PyObject *args)
         o[i] = below(&d.stream, d.n, d.threshold);
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&out);
+    RELEASE(out);
     return state_of(&d);
 }
 
@@ -166,41 +205,40 @@ PyDoc_STRVAR(gather_sums_doc,
         }                                                                                  \
     } while (0)
 
+static int gather_checked(Py_buffer *counts, Py_buffer *out, uint64_t n)
+{
+    char type = letter(counts);
+    Py_ssize_t size = counts->itemsize;
+    if (type == 0 || strchr("bhilqBHILQ", type) == NULL ||
+        (size != 1 && size != 2 && size != 4 && size != 8)) {
+        return refuse("counts: integers expected");
+    }
+    if ((letter(out) != 'l' && letter(out) != 'q') || out->itemsize != 8) {
+        return refuse("out: int64 expected");
+    }
+    Py_ssize_t k = counts->len / size / (Py_ssize_t)n;
+    if (k < 1 || counts->len != (Py_ssize_t)n * k * size || out->len % (8 * k) != 0) {
+        return refuse("counts and out do not match n");
+    }
+    return 0;
+}
+
 static PyObject *gather_sums(PyObject *self, PyObject *args)
 {
     (void)self;
-    STATE_DECL;
-    PyObject *counts_obj;
     Py_buffer counts = {0}, out = {0};
     Draws d;
-    if (!PyArg_ParseTuple(args, STATE_FORMAT "Ow*", STATE_ARGS, &counts_obj, &out)) {
+    if (parse(args, &d, &counts, &out) < 0) {
         return NULL;
     }
-    PyObject *result = NULL;
-    if (PyObject_GetBuffer(counts_obj, &counts, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        goto done;
+    if (gather_checked(&counts, &out, d.n) < 0) {
+        RELEASE(counts);
+        RELEASE(out);
+        return NULL;
     }
-    if (draws_from(&d, state_hi, state_lo, inc_hi, inc_lo, has_half, half, n) < 0) {
-        goto done;
-    }
-    /* the item type from the buffer's format: a letter, lower case for signed integers */
-    const char *format = counts.format ? counts.format : "B";
-    if (*format == '@' || *format == '=' || *format == '<') {
-        format++;
-    }
-    int is_signed = strchr("bhilq", *format) != NULL;
+    int is_signed = islower((unsigned char)letter(&counts));
     Py_ssize_t size = counts.itemsize;
-    Py_ssize_t k = counts.len / size / (Py_ssize_t)n;
-    if (strchr("bhilqBHILQ", *format) == NULL || format[1] != '\0' ||
-        (size != 1 && size != 2 && size != 4 && size != 8)) {
-        PyErr_Format(PyExc_ValueError, "counts: integers expected, got format '%s'",
-                     counts.format ? counts.format : "");
-        goto done;
-    }
-    if (k < 1 || counts.len != (Py_ssize_t)n * k * size || out.len % (8 * k) != 0) {
-        PyErr_SetString(PyExc_ValueError, "counts and out do not match n");
-        goto done;
-    }
+    Py_ssize_t k = counts.len / size / (Py_ssize_t)d.n;
     uint64_t *o = (uint64_t *)out.buf;
     Py_ssize_t rows = out.len / 8 / k;
     Py_BEGIN_ALLOW_THREADS
@@ -215,15 +253,9 @@ static PyObject *gather_sums(PyObject *self, PyObject *args)
     default: GATHER(int64_t); break;
     }
     Py_END_ALLOW_THREADS
-    result = state_of(&d);
-done:
-    if (counts.obj != NULL) {
-        PyBuffer_Release(&counts);
-    }
-    if (out.obj != NULL) {
-        PyBuffer_Release(&out);
-    }
-    return result;
+    RELEASE(counts);
+    RELEASE(out);
+    return state_of(&d);
 }
 
 PyDoc_STRVAR(weights_doc,
@@ -231,45 +263,43 @@ PyDoc_STRVAR(weights_doc,
              "For each row of `out` (float32 or float64, rows x n, C-contiguous): n draws, and\n"
              "how often each document was drawn (a bincount of the row). Returns the state.");
 
+/* One loop per float type: each row zeroed, then one added at each drawn document. */
+#define COUNT(T, ONE)                                                                      \
+    do {                                                                                   \
+        T *o = (T *)out.buf;                                                               \
+        for (Py_ssize_t start = 0; start < cells; start += (Py_ssize_t)d.n) {              \
+            for (uint64_t j = 0; j < d.n; j++) {                                           \
+                o[start + below(&d.stream, d.n, d.threshold)] += ONE;                      \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
 static PyObject *weights(PyObject *self, PyObject *args)
 {
     (void)self;
-    STATE_DECL;
-    Py_buffer out;
+    Py_buffer out = {0};
     Draws d;
-    if (!PyArg_ParseTuple(args, STATE_FORMAT "w*", STATE_ARGS, &out)) {
+    if (parse(args, &d, NULL, &out) < 0) {
         return NULL;
     }
-    /* w* gives no format: the item size tells float32 from float64 (the caller's dtype) */
-    Py_ssize_t itemsize = out.itemsize;
-    if (draws_from(&d, state_hi, state_lo, inc_hi, inc_lo, has_half, half, n) < 0 ||
-        (itemsize != 4 && itemsize != 8) || out.len % (itemsize * (Py_ssize_t)n) != 0) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "out must hold float32 or float64 rows of n");
-        }
-        PyBuffer_Release(&out);
+    char type = letter(&out);
+    Py_ssize_t size = out.itemsize;
+    if (!((type == 'f' && size == 4) || (type == 'd' && size == 8)) ||
+        out.len % (size * (Py_ssize_t)d.n) != 0) {
+        refuse("out must hold float32 or float64 rows of n");
+        RELEASE(out);
         return NULL;
     }
-    Py_ssize_t cells = out.len / itemsize;
+    Py_ssize_t cells = out.len / size;
     Py_BEGIN_ALLOW_THREADS
     memset(out.buf, 0, (size_t)out.len);
-    if (itemsize == 4) {
-        float *o = (float *)out.buf;
-        for (Py_ssize_t start = 0; start < cells; start += (Py_ssize_t)d.n) {
-            for (uint64_t j = 0; j < d.n; j++) {
-                o[start + below(&d.stream, d.n, d.threshold)] += 1.0f;
-            }
-        }
+    if (type == 'f') {
+        COUNT(float, 1.0f);
     } else {
-        double *o = (double *)out.buf;
-        for (Py_ssize_t start = 0; start < cells; start += (Py_ssize_t)d.n) {
-            for (uint64_t j = 0; j < d.n; j++) {
-                o[start + below(&d.stream, d.n, d.threshold)] += 1.0;
-            }
-        }
+        COUNT(double, 1.0);
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&out);
+    RELEASE(out);
     return state_of(&d);
 }
 
