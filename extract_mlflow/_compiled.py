@@ -28,6 +28,12 @@ from types import ModuleType
 RECORD = "_compiled.txt"
 PURE_ENV = "EXTRACT_MLFLOW_PURE"
 
+
+def pure_requested() -> bool:
+    """Whether ``EXTRACT_MLFLOW_PURE`` asks for pure Python (set, and not empty or 0)."""
+    return os.environ.get(PURE_ENV, "").strip() not in ("", "0")
+
+
 _Stamp = tuple[int, int, str]  # size, mtime_ns, sha256 of the source the module was built from
 
 
@@ -89,7 +95,7 @@ class SourceGuard:
         if self._pure is None:
             record = read_record(self.folder)
             changed = changed_sources(self.folder, record) if record else []
-            if record and os.environ.get(PURE_ENV, "").strip() not in ("", "0"):
+            if record and pure_requested():
                 self.reason = f"{PURE_ENV} is set"
             elif changed:
                 self.reason = "sources changed since the build: " + ", ".join(sorted(changed))

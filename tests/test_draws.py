@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow import evaluation
-from extract_mlflow.evaluation import draws
+from extract_mlflow import _compiled, evaluation
 from extract_mlflow.evaluation.draws import KernelStream, kernel, kernel_stream
 
 
@@ -23,7 +22,7 @@ def module() -> types.ModuleType:
     found = kernel()
     if found is None:
         reason = "the C bootstrap loop is not built in this install (pure Python)"
-        if os.environ.get("CI") == "true" and not os.environ.get(draws.PURE_ENV):
+        if os.environ.get("CI") == "true" and not os.environ.get(_compiled.PURE_ENV):
             pytest.fail(f"CI installs the compiled build, but {reason}")
         pytest.skip(reason)
     return found
@@ -144,7 +143,7 @@ def test_no_stream_outside_numpys_32_bit_path(module: types.ModuleType) -> None:
 def test_pure_python_means_no_c_loop(
     module: types.ModuleType, fresh_check: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(draws.PURE_ENV, "1")
+    monkeypatch.setenv(_compiled.PURE_ENV, "1")
     assert kernel() is None
     assert kernel_stream(100, 0) is None
 

@@ -15,7 +15,6 @@ their weights) in one pass, with no index block in memory. It is used only when
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
@@ -24,11 +23,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._compiled import pure_requested
+
 __all__ = ["KernelStream", "kernel", "kernel_stream"]
 
 log = logging.getLogger(__name__)
 
-PURE_ENV = "EXTRACT_MLFLOW_PURE"  # as in _compiled.py: the pure-Python package, every module
 _MASK64 = (1 << 64) - 1
 _CHECKS = ((2, 0, 513), (1000, 20261201, 4097), (99_991, 7, 4097), (2**32 - 1, 3, 257))
 """(n, seed, draws) the C loop must draw exactly as numpy before it is used"""
@@ -78,7 +78,7 @@ class KernelStream:
 @cache
 def kernel() -> ModuleType | None:
     """The C loop's module when it may be used in this process (see the module's doc)."""
-    if os.environ.get(PURE_ENV, "").strip() not in ("", "0"):
+    if pure_requested():  # the pure-Python package: every module, and numpy's draws
         return None
     try:
         from . import _resample  # type: ignore[attr-defined]

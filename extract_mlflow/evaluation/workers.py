@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.runtime import gc_paused
 from ..errors import InputError
-from ..io.lockstep import RawPairs, RawSpan, file_identity, join_in_step
+from ..io.lockstep import FileIdentity, RawPairs, RawSpan, file_identity, join_in_step
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
 from .accumulator import DocumentInput, Evaluation
@@ -287,7 +287,9 @@ def _merge_next(
     return None
 
 
-def _unchanged(identities: tuple[Any, Any], gold: Path, pred: Path) -> None:
+def _unchanged(
+    identities: tuple[FileIdentity | None, FileIdentity | None], gold: Path, pred: Path
+) -> None:
     """The workers read the runs' bytes from the files after this process hashed them: an
     InputError if either file changed or was replaced meanwhile (its digest would not be of
     the bytes scored)."""
