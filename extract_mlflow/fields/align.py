@@ -76,24 +76,35 @@ Similarity = NDArray[np.float64] | list[list[float]]
 
 
 def assign(sim: Similarity, threshold: float) -> Pairs:
-    """Maximum-similarity assignment; a pair is kept when its similarity is > 0 and ≥ threshold.
+    """The assignment of maximum total similarity over the allowed pairs: similarity > 0 and
+    ≥ threshold.
+
+    A pair below the threshold is no edge: it counts as similarity 0 when the assignment is
+    solved, and pairs at 0 are not kept. (Leaving a pair out is always possible, so this is
+    the best set of allowed pairs. Solving over every pair and dropping the weak ones after
+    would not be: a weak pair can take the place of two allowed ones.)
 
     When every row's best column is a different column (or every column's best row a different
     row), taking those is optimal: no assignment can beat the sum of row (column) maxima. That
-    certificate settles most small cases without the Hungarian algorithm.
+    certificate settles most small cases without the Hungarian algorithm. Both are
+    deterministic: the same matrix always gives the same pairs, ties included.
     """
     if isinstance(sim, list):
+        if threshold > 0:
+            sim = [[s if s >= threshold else 0.0 for s in row] for row in sim]
         pairs = _by_certificate(sim)
         if pairs is None:
-            return assign(np.array(sim, dtype=np.float64).reshape(len(sim), -1), threshold)
-        return [(i, j) for i, j in pairs if sim[i][j] > 0 and sim[i][j] >= threshold]
+            return assign(np.array(sim, dtype=np.float64).reshape(len(sim), -1), 0.0)
+        return pairs
     if sim.size == 0:
         return []
     # imported here: scipy.optimize takes ~0.2 s to import, and most lists never need it
     from scipy.optimize import linear_sum_assignment
 
+    if threshold > 0:
+        sim = np.where(sim >= threshold, sim, 0.0)
     rows, cols = linear_sum_assignment(sim, maximize=True)
-    keep = (sim[rows, cols] > 0) & (sim[rows, cols] >= threshold)
+    keep = sim[rows, cols] > 0
     return [(int(r), int(c)) for r, c in zip(rows[keep], cols[keep], strict=True)]
 
 
