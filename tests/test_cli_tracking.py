@@ -103,6 +103,32 @@ def test_score_logs_to_a_real_server(mlflow_server: MlflowServer, tmp_path: Path
     assert_run_holds_report(client_for(mlflow_server.uri), run_id, report, tmp_path)
 
 
+@pytest.mark.server
+def test_score_with_a_match_threshold_logs_the_optimal_pairing(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    """The case of docs/scoring.md: at match_threshold 0.5 the pairing A-Q + B-P (TP 6, F1 0.5)
+    beats A-P alone, which is what pairing over every pair and then dropping B-Q kept (F1
+    0.417, items.a 0.5)."""
+    a = {"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1}
+    b = {"a": 1, "b": 4, "c": 4, "d": 1, "e": 1, "f": 3}
+    p = {"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 2}
+    q = {"a": 1, "b": 1, "c": 1, "d": 3, "e": 3, "f": 3}
+    gold, pred, config = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl", tmp_path / "c.toml"
+    gold.write_text(json.dumps({"id": "x", "items": [a, b]}) + "\n", encoding="utf-8")
+    pred.write_text(json.dumps({"id": "x", "items": [p, q]}) + "\n", encoding="utf-8")
+    config.write_text("match_threshold = 0.5\n", encoding="utf-8")
+    code, out, err = cli(
+        "score", str(gold), str(pred), "--config", str(config),
+        "--tracking-uri", mlflow_server.uri, "--experiment", "match-threshold", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    run = client_for(mlflow_server.uri).get_run(json.loads(out)["run_id"])
+    assert run.info.status == "FINISHED"
+    assert run.data.metrics["f1"] == 0.5
+    assert run.data.metrics["field_f1/items.a"] == 1.0
+
+
 def test_unreachable_server_is_one_line_and_exit_2_fast(tmp_path: Path) -> None:
     uri = closed_port_uri()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
