@@ -264,7 +264,7 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
     assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(5 / 8)
     text = structure_markdown(summary)
     assert text.startswith("## Document structure")
-    assert "| teds | 0.312 |" in text and "### By meta.layout" in text
+    assert "| teds | 0.312 |" in text and "### By meta.layout (95% CI)" in text
     assert "| single | 2 |" in text
     assert (
         structure_markdown(score_structure([{"id": "a"}], [], config())).count("No structure") == 1

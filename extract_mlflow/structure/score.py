@@ -39,7 +39,7 @@ attributes — is computed by :mod:`extract_mlflow.evaluation.structure`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -256,23 +256,14 @@ class MetricValue:
         }
 
 
-def point_values(documents: Iterable[DocumentStructure]) -> dict[str, float]:
-    """Every headline metric's value (no interval) over the given documents."""
-    sums: dict[str, list[float]] = {}
-    for doc in documents:
-        for name, (n, d) in doc.stats().items():
-            acc = sums.setdefault(name, [0.0, 0.0])
-            acc[0] += n
-            acc[1] += d
-    return {name: sums[name][0] / sums[name][1] for name in METRICS if name in sums}
-
-
 # -- slices ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """The documents with one value (or numeric bin) of an attribute, and their metrics."""
+    """The documents with one value (or numeric bin) of an attribute, and their metrics:
+    each metric's value with its interval over these documents alone (``<metric>``,
+    ``<metric>_ci_low``, ``<metric>_ci_high``)."""
 
     label: str
     documents: int
@@ -295,7 +286,8 @@ class StructureSummary:
 
     def metrics(self) -> dict[str, float]:
         """Flat metrics for MLflow: ``<metric>``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
-        ``<metric>_by_<attribute>/<value>``; families not computed are left out."""
+        per slice ``<metric>_by_<attribute>/<value>`` with its interval
+        (``<metric>_ci_low_by_<attribute>/<value>``, …); families not computed are left out."""
         out: dict[str, float] = {}
         for name, m in self.headline.items():
             out[name] = m.value
