@@ -146,6 +146,9 @@ class StructureConfig(BaseModel):
     teds: Literal["official", "normalized"] = "official"
     """TEDS definition: the public PubTabNet evaluation's (``teds``, ``teds_s``), or the
     normalised variant (``teds_normalized``, ``teds_s_normalized``)."""
+    anls: Literal["normalized", "official"] = "normalized"
+    """ANLS rule: NL = distance / the longer normalised string (``anls``), or the DocVQA
+    evaluation script's, which divides by the longer raw string (``anls_official``)."""
     slice_by: tuple[str, ...] = ()
     max_slices: int = Field(default=20, ge=1, strict=True)
     numeric_bins: int = Field(default=5, ge=2, strict=True)
@@ -191,6 +194,8 @@ class Config(_Strict):
             # the default, which is the rule from before the key existed: left out, so the
             # digest of every config that does not set it is what it always was
             del data["empty_as_null"]
+        if self.structure.anls == "normalized":
+            del data["structure"]["anls"]  # likewise: the rule from before the key existed
         return data
 
     def digest(self) -> str:

@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     pass
 
 # Metrics where lower is better (fnmatch patterns over the base name: a slice suffix
-# `_by_<attribute>/<value>` is stripped first). Every other metric is higher-is-better.
+# `_by_<attribute>/<value>` and the `best_` prefix of a loop's parent run are stripped first).
+# Every other metric is higher-is-better.
 LOWER_IS_BETTER: tuple[str, ...] = (
     "parse_failure_rate",
     "hallucination_rate",
@@ -72,13 +73,17 @@ CheckKind = Literal[
 
 
 def higher_is_better(metric: str) -> bool:
-    """The metric's own direction: False for rates of failure, costs and latencies.
+    """The metric's own direction: False for rates of failure, costs and latencies (also as the
+    best iteration's, ``best_tokens_per_doc``).
 
     >>> higher_is_better("field_f1/total"), higher_is_better("parse_failure_rate_by_layout/a")
     (True, False)
+    >>> higher_is_better("best_tokens_per_doc")
+    False
     """
     slice_match = _SLICE.match(metric)
     base = slice_match.group("base") if slice_match else metric
+    base = base.removeprefix("best_")
     return not any(fnmatchcase(base, pattern) for pattern in LOWER_IS_BETTER)
 
 

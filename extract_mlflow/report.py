@@ -294,8 +294,8 @@ class Report:
         Always the scorer version, the config digest (which covers the text key, the slices and
         every field rule) and the gold digest; then, only when they were given, the layout profile,
         the digests of the source texts, of the approvals and of the canaries, and the TEDS
-        definition when structure metrics are computed, so runs scored without them keep the
-        signature they always had.
+        definition (and the ANLS rule when it is the DocVQA script's) when structure metrics are
+        computed, so runs scored without them keep the signature they always had.
 
         >>> from extract_mlflow import evaluate
         >>> evaluate([{"id": 1, "a": 1}], [{"id": 1, "a": 1}]).signature()  # doctest: +ELLIPSIS
@@ -317,6 +317,8 @@ class Report:
             parts.append(f"canaries:{self.canaries_digest[:16]}")
         if self.structure is not None:
             parts.append(f"teds:{self.config.structure.teds}")
+            if self.config.structure.anls == "official":
+                parts.append("anls:official")
         return "|".join(parts)
 
     def metrics(self) -> dict[str, float]:

@@ -278,6 +278,10 @@ def test_the_logging_command_logs_robustness_png(mlflow_env: Path, local_store: 
     (run,) = client.search_runs([experiment.experiment_id])
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "eval")}
     assert "eval/robustness.png" in artifacts
-    stated = re.search(r"^\| 150 \| 2 \| (\d\.\d{3}) \|", README, re.MULTILINE)
-    assert stated is not None  # the weak model's first dpi row: teds at 150 dpi
-    assert f"{run.data.metrics['teds_by_dpi/150']:.3f}" == stated[1]
+    cell = r"(\d\.\d{3}) \((\d\.\d{3})–(\d\.\d{3})\)"
+    stated = re.search(rf"^\| 150 \| 2 \| {cell} \|", README, re.MULTILINE)
+    assert stated is not None  # the weak model's first dpi row: teds at 150 dpi, its interval
+    metrics = run.data.metrics
+    assert f"{metrics['teds_by_dpi/150']:.3f}" == stated[1]
+    assert f"{metrics['teds_ci_low_by_dpi/150']:.3f}" == stated[2]
+    assert f"{metrics['teds_ci_high_by_dpi/150']:.3f}" == stated[3]

@@ -265,3 +265,46 @@ def test_log_iterations_server(
 
     result = log_iterations(loop, tracking_uri=mlflow_server.uri, experiment="iterations")
     check_iteration_run(MlflowClient(mlflow_server.uri), result, loop, tmp_path)
+
+
+@pytest.mark.server
+def test_score_iterations_logs_the_best_iteration_on_the_parent(
+    mlflow_env: Path, mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    """The parent's plain keys are the last iteration's (the latest step); ``best_*`` are the
+    best iteration's, which the tag names: a loop whose last iteration is worse than its best."""
+    from click.testing import CliRunner
+    from mlflow import MlflowClient
+
+    from extract_mlflow.cli import main
+
+    folder = write_iteration_dir(tmp_path / "runs")
+    (folder / "03").mkdir()
+    (folder / "03" / "pred.jsonl").write_bytes((folder / "01" / "pred.jsonl").read_bytes())
+    (folder / "03" / "prompt.txt").write_text("third prompt")
+    result = CliRunner().invoke(
+        main,
+        ["score-iterations", str(folder), "--config", str(EXAMPLE / "config.toml"),
+         "--tracking-uri", mlflow_server.uri, "--experiment", "best", "--format", "json"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    client = MlflowClient(mlflow_server.uri)
+    parent = client.get_run(out["run_id"]).data
+    children = {
+        r.data.tags[ITERATION_TAG]: r.data.metrics
+        for r in client.search_runs(
+            [client.get_run(out["run_id"]).info.experiment_id],
+            f"tags.`{PARENT_RUN_TAG}` = '{out['run_id']}'",
+        )
+    }
+    assert sorted(children) == ["01", "02", "03"]
+    assert parent.tags[BEST_TAG] == out["best_iteration"] == "02"
+    best, last = children["02"], children["03"]
+    assert best["f1"] > last["f1"]
+    for key in ("f1", "precision", "recall", "f1_ci_low", "f1_ci_high", "tokens_per_doc"):
+        assert parent.metrics[key] == last[key], key  # the latest step: the last iteration
+        assert parent.metrics[f"best_{key}"] == best[key], key
+    assert not any(k.startswith("best_") and "/" in k for k in parent.metrics)
+    assert client.get_metric_history(out["run_id"], "best_f1")[0].step == 1

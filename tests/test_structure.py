@@ -86,12 +86,15 @@ def test_every_metric_by_hand() -> None:
     assert any("'b'" in n and "'tables' unreadable" in n for n in summary.notes)
 
 
-@pytest.mark.parametrize("definition", ["official", "normalized"])
-def test_a_gold_set_against_itself_scores_one(definition: str) -> None:
-    summary = score_structure(GOLD, GOLD, config(teds=definition))
+@pytest.mark.parametrize(
+    ("definition", "rule"), [("official", "normalized"), ("normalized", "official")]
+)
+def test_a_gold_set_against_itself_scores_one(definition: str, rule: str) -> None:
+    summary = score_structure(GOLD, GOLD, config(teds=definition, anls=rule))
     other = {"official": "_normalized", "normalized": ""}[definition]
+    other_anls = {"official": "anls", "normalized": "anls_official"}[rule]
     for name in METRICS:
-        if name in (f"teds{other}", f"teds_s{other}"):
+        if name in (f"teds{other}", f"teds_s{other}", other_anls):
             assert name not in summary.headline
             continue
         assert summary.headline[name].value == pytest.approx(1.0), name
@@ -139,7 +142,8 @@ def test_metric_keys_are_the_design_keys_with_intervals_and_slices() -> None:
     summary = score_structure(GOLD, PRED, config(slice_by=("meta.layout",)))
     keys = set(summary.metrics())
     headline = {k for k in keys if "_by_" not in k}
-    normalized = {"teds_normalized", "teds_s_normalized"}  # only with teds = "normalized"
+    # only with teds = "normalized" / anls = "official"
+    normalized = {"teds_normalized", "teds_s_normalized", "anls_official"}
     expected = {
         f"{m}{s}" for m in METRICS if m not in normalized for s in ("", "_ci_low", "_ci_high")
     }
@@ -264,7 +268,7 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
     assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(5 / 8)
     text = structure_markdown(summary)
     assert text.startswith("## Document structure")
-    assert "| teds | 0.312 |" in text and "### By meta.layout" in text
+    assert "| teds | 0.312 |" in text and "### By meta.layout (95% CI)" in text
     assert "| single | 2 |" in text
     assert (
         structure_markdown(score_structure([{"id": "a"}], [], config())).count("No structure") == 1

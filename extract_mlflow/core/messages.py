@@ -285,7 +285,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "ko": "| 지표 | 값 | 95% 신뢰구간 | 문서 |",
     },
     "md.degenerate": {"en": " (degenerate)", "ko": " (퇴화)"},
-    "md.by": {"en": "### By {attribute}", "ko": "### {attribute}별"},
+    "md.by": {"en": "### By {attribute} (95% CI)", "ko": "### {attribute}별 (95% 신뢰구간)"},
     "md.documents_col": {"en": "documents", "ko": "문서"},
     "md.structure_notes": {"en": "Notes:", "ko": "참고:"},
     # -- a diff of two prediction files ------------------------------------------------

@@ -4,6 +4,8 @@ as ``meta.layout``), every score recomputed per value. Pure.
 Labels need every value of the attribute, so they are computed over all the documents at once:
 a numeric attribute with more than ``max_slices`` distinct values is cut into ``numeric_bins``
 equal-count bins labelled ``low-high``; documents lacking the attribute are in no slice.
+Every slice's scores carry the bootstrap interval of the slice's documents taken alone (the
+field metrics' here, the structure metrics' in :mod:`extract_mlflow.evaluation.structure`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from .stats import count_intervals
 
 if TYPE_CHECKING:
     from ..report import DocumentResult
-    from ..structure.score import DocumentStructure, Slice
 
 
 def _is_number(value: Any) -> bool:
@@ -62,7 +63,7 @@ class _Attributed(Protocol):
 _D = TypeVar("_D", bound=_Attributed)
 
 
-def _grouped(
+def grouped(
     documents: Sequence[_D], attribute: str, config: StructureConfig
 ) -> tuple[dict[str, list[_D]], dict[str, list[float]], bool]:
     """The documents having `attribute`, grouped by slice label (first-seen order); the
@@ -79,18 +80,7 @@ def _grouped(
     return groups, xs, numeric
 
 
-def slice_documents(
-    documents: Sequence[DocumentStructure], attribute: str, config: StructureConfig
-) -> list[Slice]:
-    """The slices of the documents by one attribute (documents lacking it are in none)."""
-    from ..structure.score import Slice, point_values  # the structure scorers: only for structure
-
-    groups, xs, numeric = _grouped(documents, attribute, config)
-    order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
-    return [Slice(k, len(groups[k]), point_values(groups[k]), _mean(xs.get(k))) for k in order]
-
-
-def _mean(values: list[float] | None) -> float | None:
+def mean_value(values: list[float] | None) -> float | None:
     return float(np.mean(values)) if values else None
 
 
@@ -111,7 +101,7 @@ def count_slices(
     """The field-metric slices of one attribute, in label order (numeric: by value). Each
     slice's interval is :func:`~extract_mlflow.evaluation.stats.count_intervals` over its own
     documents (same seed and resamples as the run's)."""
-    groups, xs, numeric = _grouped(documents, attribute, config)
+    groups, xs, numeric = grouped(documents, attribute, config)
     out = []
     for label, members in groups.items():
         values = {
@@ -121,7 +111,7 @@ def count_slices(
         }
         micro = Counts.total(d.counts for d in members)
         values.update(count_intervals(members, micro, config))
-        out.append(CountSlice(label, len(members), values, _mean(xs.get(label))))
+        out.append(CountSlice(label, len(members), values, mean_value(xs.get(label))))
     if numeric:
         out.sort(key=lambda s: (s.x if s.x is not None else 0.0, s.label))
     return out

@@ -1,6 +1,8 @@
 """The structure scores of a run: every gold document scored, then the headline metrics with
 their intervals (:func:`~extract_mlflow.evaluation.stats.ratio_interval` over the documents that
-have the metric, resampled with ``numpy.random.default_rng(seed)``) and the slices. Pure.
+have the metric, resampled with ``numpy.random.default_rng(seed)``) and the slices, each slice's
+metrics with the interval of its own documents (the same aggregation, same seed and resamples).
+Pure.
 """
 
 from __future__ import annotations
@@ -8,17 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ..config import StructureConfig
 from ..errors import InputError
 from ..structure.score import (
     METRICS,
     DocumentStructure,
     MetricValue,
+    Slice,
     StructureSummary,
     document_note,
     score_document,
 )
-from .slices import slice_documents
+from .slices import grouped, mean_value
 from .stats import ratio_interval
 
 
@@ -42,6 +47,23 @@ def aggregate(
         for name in METRICS
         if name in columns
     }
+
+
+def slice_documents(
+    documents: list[DocumentStructure], attribute: str, config: StructureConfig
+) -> list[Slice]:
+    """The slices of the documents by one attribute (documents lacking it are in none), in
+    label order (numeric: by value): each metric's value and its interval
+    (``<metric>_ci_low``/``_ci_high``) from :func:`aggregate` over the slice's documents."""
+    groups, xs, numeric = grouped(documents, attribute, config)
+    order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
+    out = []
+    for label in order:
+        values: dict[str, float] = {}
+        for name, m in aggregate(groups[label], config).items():
+            values |= {name: m.value, f"{name}_ci_low": m.ci_low, f"{name}_ci_high": m.ci_high}
+        out.append(Slice(label, len(groups[label]), values, mean_value(xs.get(label))))
+    return out
 
 
 def _keyed(docs: Mapping[str, Any] | Iterable[Mapping[str, Any]], id_key: str) -> dict[str, Any]:

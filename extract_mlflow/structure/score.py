@@ -19,6 +19,7 @@ reading_order       ROAcc                             1 (a document with blocks)
 kendall_tau         tau                               1 (≥ 2 common blocks)
 continuity          page-break links kept             gold page-break links (blocks with pages)
 anls                Σ region scores                   gold regions
+anls_official       Σ region scores (DocVQA script)   gold regions
 boundary_precision  TP                                TP + FP
 boundary_recall     TP                                TP + FN
 boundary_f1         2·TP                              2·TP + FP + FN
@@ -26,7 +27,8 @@ boundary_f1         2·TP                              2·TP + FP + FN
 
 With ``[structure] teds = "normalized"`` the tables score the normalised variant under its own
 keys (``teds_normalized``, ``teds_s_normalized``) and ``teds``/``teds_s`` are not computed, so
-the two definitions never share a key.
+the two definitions never share a key. Likewise ``[structure] anls = "official"`` scores regions
+by the DocVQA evaluation script's rule under ``anls_official`` instead of ``anls``.
 
 So ``teds`` is the mean over tables, ``anls`` the mean over gold regions, ``reading_order`` and
 ``kendall_tau`` means over documents, ``continuity`` pooled over the page breaks of every
@@ -39,7 +41,7 @@ attributes — is computed by :mod:`extract_mlflow.evaluation.structure`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +72,7 @@ METRICS: tuple[str, ...] = (
     "kendall_tau",
     "continuity",
     "anls",
+    "anls_official",
     "boundary_precision",
     "boundary_recall",
     "boundary_f1",
@@ -96,7 +99,7 @@ class DocumentStructure:
         """(numerator, denominator) of every metric this document has (denominator > 0)."""
         pairs = {**_table_stats(self.tables), **_reading_stats(self.reading)}
         if self.regions is not None:
-            pairs["anls"] = (self.regions.total, float(len(self.regions.scores)))
+            pairs[self.regions.key] = (self.regions.total, float(len(self.regions.scores)))
         if self.boundaries is not None:
             tp, fp, fn = self.boundaries.tp, self.boundaries.fp, self.boundaries.fn
             pairs["boundary_precision"] = (tp, tp + fp)
@@ -196,7 +199,7 @@ def _regions(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConf
     key = config.regions_key
     g, _ = _read(doc.id, key, lambda v: parse_gold_regions(v, *keys), gold, None, doc.notes)
     _, p = _read(doc.id, key, lambda v: parse_pred_regions(v, *keys), [], pred, doc.notes)
-    doc.regions = score_regions(g, p, config.anls_threshold)
+    doc.regions = score_regions(g, p, config.anls_threshold, config.anls)
 
 
 def _boundaries(doc: DocumentStructure, gold: Any, pred: Any, config: StructureConfig) -> None:
@@ -256,23 +259,14 @@ class MetricValue:
         }
 
 
-def point_values(documents: Iterable[DocumentStructure]) -> dict[str, float]:
-    """Every headline metric's value (no interval) over the given documents."""
-    sums: dict[str, list[float]] = {}
-    for doc in documents:
-        for name, (n, d) in doc.stats().items():
-            acc = sums.setdefault(name, [0.0, 0.0])
-            acc[0] += n
-            acc[1] += d
-    return {name: sums[name][0] / sums[name][1] for name in METRICS if name in sums}
-
-
 # -- slices ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """The documents with one value (or numeric bin) of an attribute, and their metrics."""
+    """The documents with one value (or numeric bin) of an attribute, and their metrics:
+    each metric's value with its interval over these documents alone (``<metric>``,
+    ``<metric>_ci_low``, ``<metric>_ci_high``)."""
 
     label: str
     documents: int
@@ -295,7 +289,8 @@ class StructureSummary:
 
     def metrics(self) -> dict[str, float]:
         """Flat metrics for MLflow: ``<metric>``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
-        ``<metric>_by_<attribute>/<value>``; families not computed are left out."""
+        per slice ``<metric>_by_<attribute>/<value>`` with its interval
+        (``<metric>_ci_low_by_<attribute>/<value>``, …); families not computed are left out."""
         out: dict[str, float] = {}
         for name, m in self.headline.items():
             out[name] = m.value

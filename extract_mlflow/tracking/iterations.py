@@ -1,13 +1,15 @@
 """Prompt-optimisation loops: log iteration after iteration into one parent MLflow run.
 
 Each iteration's metrics become one step of the parent run's metric history (the MLflow UI draws
-the trend), and each iteration also gets a child run with its prompt and full ``eval/``
-artifacts. When the loop ends the results folder of
-:mod:`extract_mlflow.views.iteration_files` (``metrics.csv``, trend and token plots,
-``metrics.tex``, ``summary.md``, ``diagnostics.json``, the prompts, ``best_prompt.txt``: the best
-iteration by composite, else F1, and the feedback per iteration) is written, to `results` when
-given, and logged as the parent's ``eval/``. A baseline (a reference scored once) gets a child
-run of its own and the first row of the tables.
+the trend; its plain keys, ``f1`` and the rest, therefore show the *last* iteration), and each
+iteration also gets a child run with its prompt and full ``eval/`` artifacts. When the loop ends
+the results folder of :mod:`extract_mlflow.views.iteration_files` (``metrics.csv``, trend and
+token plots, ``metrics.tex``, ``summary.md``, ``diagnostics.json``, the prompts,
+``best_prompt.txt``: the best iteration by composite, else F1, and the feedback per iteration)
+is written, to `results` when given, and logged as the parent's ``eval/``; the parent gets the
+best iteration's run-level metrics as ``best_<key>`` (``best_f1``, ``best_composite``, …) and
+its name as the tag ``extract_mlflow.best_iteration``. A baseline (a reference scored once)
+gets a child run of its own and the first row of the tables.
 
 >>> with IterationLogger(experiment="invoice-prompts") as loop:  # doctest: +SKIP
 ...     for prompt in prompts:
@@ -55,6 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BEST_TAG = "extract_mlflow.best_iteration"
+BEST_PREFIX = "best_"
+"""The parent run's metrics of the best iteration: ``best_f1``, ``best_composite``, …"""
 ITERATION_TAG = "extract_mlflow.iteration"
 
 
@@ -275,8 +279,10 @@ class IterationLogger:
             best = self.result.best
             assert best is not None
             tags[BEST_TAG] = best.name
+            metrics = best_metrics(best.metrics)
             if self.parent.owned:
                 tags[NOTE_TAG] = _parent_note(records, best)
+            self._tracker.log_batches(self.parent.run_id, metrics, step=best.step)
         self._tracker.log_batches(self.parent.run_id, tags=tags)
 
     def __exit__(
@@ -292,6 +298,17 @@ class IterationLogger:
                 self._finish_parent()
         finally:
             self._stack.close()
+
+
+def best_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
+    """``best_<key>``: the best iteration's run-level metrics (keys without ``/``: the scores,
+    their intervals, tokens per document; not the per-field or per-slice ones), for the
+    parent run, whose plain keys hold the last iteration's (the latest step).
+
+    >>> best_metrics({"f1": 0.9, "f1_ci_low": 0.8, "field_f1/total": 1.0})
+    {'best_f1': 0.9, 'best_f1_ci_low': 0.8}
+    """
+    return {f"{BEST_PREFIX}{k}": v for k, v in metrics.items() if "/" not in k}
 
 
 def _as_iteration(report: Report | Iteration, name: str) -> Iteration:

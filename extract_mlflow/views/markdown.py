@@ -279,10 +279,18 @@ def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
     lines = [f"| {cell} | {tr('md.documents_col')} | " + " | ".join(names) + " |"]
     lines.append("|---|---:|" + "---:|" * len(names))
     for s in slices:
-        values = " | ".join(fmt(s.values.get(n)) for n in names)
+        values = " | ".join(_with_interval(s.values, n) for n in names)
         label = escape_pipes(s.label)
         lines.append(f"| {label} | {s.documents} | {values} |")
     return lines
+
+
+def _with_interval(values: Mapping[str, float], name: str) -> str:
+    """``0.625 (0.500–0.750)``: a slice's value with its bootstrap interval; ``n/a`` without."""
+    if name not in values:
+        return fmt(None)
+    low, high = values[f"{name}_ci_low"], values[f"{name}_ci_high"]
+    return f"{fmt(values[name])} ({fmt(low)}–{fmt(high)})"
 
 
 def structure_markdown(summary: StructureSummary) -> str:

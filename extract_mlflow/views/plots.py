@@ -1,5 +1,6 @@
 """Every plot (matplotlib's object API, imported inside the functions): robustness of the
-structure metrics across a numeric slice attribute, scores and tokens per prompt iteration."""
+structure metrics across a numeric slice attribute (with interval bands), scores and tokens per
+prompt iteration."""
 
 from __future__ import annotations
 
@@ -13,29 +14,29 @@ from ..structure.score import METRICS, Slice, StructureSummary
 from .iterations import LABELS, SCORES, LoopRow, best_row, defined_columns
 
 
-def robustness_png(slices: Sequence[Slice], attribute: str, path: Path) -> Path:
-    """Plot every metric over the slices of a numeric attribute (x: value or bin mean)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    try:
-        for name in METRICS:
-            points = [(s.x, s.values[name]) for s in slices if name in s.values]
-            if points:
-                ax.plot(*zip(*points, strict=True), marker="o", label=name)
-        ax.set_xlabel(attribute)
-        ax.set_ylabel("score")
-        ax.set_title(f"Structure metrics by {attribute}")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return path
+def robustness_figure(slices: Sequence[Slice], attribute: str, confidence: float = 0.95) -> Any:
+    """A matplotlib Figure of every metric over the slices of a numeric attribute (x: value or
+    bin mean): a line per metric, and its bootstrap interval as a band of the line's colour."""
+    fig, ax = _figure()
+    for name in METRICS:
+        shown = [s for s in slices if name in s.values and s.x is not None]
+        if not shown:
+            continue
+        xs = [s.x for s in shown]
+        (line,) = ax.plot(xs, [s.values[name] for s in shown], marker="o", label=name)
+        low = [s.values[f"{name}_ci_low"] for s in shown]
+        high = [s.values[f"{name}_ci_high"] for s in shown]
+        ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
+    ax.set(xlabel=attribute, ylabel="score", title=f"Structure metrics by {attribute}")
+    ax.grid(alpha=0.3)
+    ax.legend(
+        loc="center left",
+        bbox_to_anchor=(1.01, 0.5),
+        fontsize="small",
+        title=f"bands: {confidence:.0%} CI",
+        title_fontsize="small",
+    )
+    return fig
 
 
 def _figure() -> tuple[Any, Any]:
@@ -105,10 +106,14 @@ def plot_tokens(rows: Sequence[LoopRow], paths: Sequence[Path]) -> None:
 
 
 def robustness_plot(summary: StructureSummary, path: str | Path, attribute: str) -> Path:
-    """A PNG of every structure metric against a numeric slice attribute (one line per metric)."""
+    """A PNG of every structure metric against a numeric slice attribute (one line per metric,
+    its interval as a band)."""
     if attribute not in summary.numeric_attributes:
         raise ValueError(f"'{attribute}' is not a numeric slice attribute of this summary")
-    return robustness_png(summary.slices[attribute], attribute, Path(path))
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(robustness_figure(summary.slices[attribute], attribute, summary.config.confidence), [out])
+    return out
 
 
 def field_robustness_plot(slices: Sequence[CountSlice], attribute: str, path: Path) -> Path:
