@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -62,6 +63,9 @@ UNFINISHED_SHOWN = 3
 
 PROMPT_NOT_FOUND = ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE", "NOT_FOUND")
 """While marking a run FAILED after an error: one quick attempt of at most this long."""
+
+_DUPLICATE = re.compile(r"(?i)unique|duplicate")
+"""A unique-constraint violation as SQLite, PostgreSQL, MySQL and SQL Server word it."""
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -361,6 +365,22 @@ class Tracker:
             )
         return len(batches)
 
+    def log_gold_input(self, run_id: str, report: Report) -> None:
+        """Log the gold set as the run's dataset input. MLflow's SQL stores insert a dataset new
+        to the experiment after looking for it, so runs that log the same new gold set at the
+        same moment (the first runs of a CI matrix) race for the row, and the losers fail on the
+        unique constraint. ``log_inputs`` is idempotent (an existing dataset, and the run's
+        existing input, are reused), so the loser tries once more and finds the winner's row."""
+        from mlflow.exceptions import MlflowException
+
+        dataset = [gold_dataset_input(report)]
+        try:
+            self.client.log_inputs(run_id, dataset)
+        except MlflowException as exc:
+            if not _DUPLICATE.search(str(exc)):
+                raise
+            self.client.log_inputs(run_id, dataset)
+
     def log_evaluation(
         self,
         target: RunTarget,
@@ -383,7 +403,7 @@ class Tracker:
             target.run_id, report.metrics(), report_params(report, params), run_tags, step=step
         )
         if dataset_input:
-            self.client.log_inputs(target.run_id, [gold_dataset_input(report)])
+            self.log_gold_input(target.run_id, report)
         self.client.log_artifacts(target.run_id, str(eval_dir), ARTIFACT_DIR)
         self.client.log_table(target.run_id, report.to_frame("documents"), TABLE_FILE)
         for uri in prompt_uris:
