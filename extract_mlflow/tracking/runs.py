@@ -44,6 +44,7 @@ from .payload import (
     report_params,
     report_tags,
 )
+from .store import opening, sqlite_path
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -166,10 +167,16 @@ class Tracker:
             self._stack.enter_context(env_defaults(http_env(self.timeout), override=explicit))
             self._caller_uri = _current_global_uri()
             self._stack.enter_context(using_tracking_uri(self.uri))
+            import mlflow
             from mlflow import MlflowClient
 
             with tracking_errors(self.uri):  # e.g. MLflow refuses a file store (a bare path)
-                self._client = MlflowClient(tracking_uri=self.uri)
+                with opening(self.uri, self.timeout):  # MLflow creates or migrates a SQLite store
+                    self._client = MlflowClient(tracking_uri=self.uri)
+                registry = mlflow.get_registry_uri()
+                if sqlite_path(registry) not in (None, sqlite_path(self.uri)):
+                    with opening(registry, self.timeout):  # another SQLite file: open it too
+                        self._client._get_registry_client()  # type: ignore[no-untyped-call]
         except BaseException:
             self._stack.close()
             raise
