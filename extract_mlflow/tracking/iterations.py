@@ -42,7 +42,6 @@ from .payload import (
     NOTE_TAG,
     RUN_TYPE_TAG,
     check_user_keys,
-    gold_dataset_input,
     report_params,
     report_tags,
     write_eval_artifacts,
@@ -228,7 +227,7 @@ class IterationLogger:
         if not self.parent.owned and RUN_TYPE_TAG in self.parent.tags:
             tags.pop(RUN_TYPE_TAG)  # never relabel a run the caller typed
         self._tracker.log_batches(self.parent.run_id, params=params, tags=tags)
-        self._tracker.client.log_inputs(self.parent.run_id, [gold_dataset_input(report)])
+        self._tracker.log_gold_input(self.parent.run_id, report)
 
     def _log_child(self, it: Iteration, step: int | str, label: str) -> LoggedRun:
         folder = self._tmp / f"iteration-{step}"

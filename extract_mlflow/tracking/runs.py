@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,6 +44,7 @@ from .payload import (
     report_params,
     report_tags,
 )
+from .store import opening, sqlite_path
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -62,6 +64,9 @@ UNFINISHED_SHOWN = 3
 
 PROMPT_NOT_FOUND = ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE", "NOT_FOUND")
 """While marking a run FAILED after an error: one quick attempt of at most this long."""
+
+_DUPLICATE = re.compile(r"(?i)unique|duplicate")
+"""A unique-constraint violation as SQLite, PostgreSQL, MySQL and SQL Server word it."""
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -162,10 +167,16 @@ class Tracker:
             self._stack.enter_context(env_defaults(http_env(self.timeout), override=explicit))
             self._caller_uri = _current_global_uri()
             self._stack.enter_context(using_tracking_uri(self.uri))
+            import mlflow
             from mlflow import MlflowClient
 
             with tracking_errors(self.uri):  # e.g. MLflow refuses a file store (a bare path)
-                self._client = MlflowClient(tracking_uri=self.uri)
+                with opening(self.uri, self.timeout):  # MLflow creates or migrates a SQLite store
+                    self._client = MlflowClient(tracking_uri=self.uri)
+                registry = mlflow.get_registry_uri()
+                if sqlite_path(registry) not in (None, sqlite_path(self.uri)):
+                    with opening(registry, self.timeout):  # another SQLite file: open it too
+                        self._client._get_registry_client()  # type: ignore[no-untyped-call]
         except BaseException:
             self._stack.close()
             raise
@@ -361,6 +372,22 @@ class Tracker:
             )
         return len(batches)
 
+    def log_gold_input(self, run_id: str, report: Report) -> None:
+        """Log the gold set as the run's dataset input. MLflow's SQL stores insert a dataset new
+        to the experiment after looking for it, so runs that log the same new gold set at the
+        same moment (the first runs of a CI matrix) race for the row, and the losers fail on the
+        unique constraint. ``log_inputs`` is idempotent (an existing dataset, and the run's
+        existing input, are reused), so the loser tries once more and finds the winner's row."""
+        from mlflow.exceptions import MlflowException
+
+        dataset = [gold_dataset_input(report)]
+        try:
+            self.client.log_inputs(run_id, dataset)
+        except MlflowException as exc:
+            if not _DUPLICATE.search(str(exc)):
+                raise
+            self.client.log_inputs(run_id, dataset)
+
     def log_evaluation(
         self,
         target: RunTarget,
@@ -383,7 +410,7 @@ class Tracker:
             target.run_id, report.metrics(), report_params(report, params), run_tags, step=step
         )
         if dataset_input:
-            self.client.log_inputs(target.run_id, [gold_dataset_input(report)])
+            self.log_gold_input(target.run_id, report)
         self.client.log_artifacts(target.run_id, str(eval_dir), ARTIFACT_DIR)
         self.client.log_table(target.run_id, report.to_frame("documents"), TABLE_FILE)
         for uri in prompt_uris:
