@@ -159,7 +159,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """config rules that do nothing on this gold set (a path no gold field has, an unknown
-    unit, a date format that parses no gold or predicted value): likely typos"""
+    unit, a date format that parses no gold value and cannot be there for the predictions):
+    likely typos; they depend on the config and the gold set only"""
     intervals: dict[str, float] = field(default_factory=dict)
     """`<metric>_ci_low` / `<metric>_ci_high` of micro precision, recall and F1: the seeded
     bootstrap over documents, filled by the evaluation"""

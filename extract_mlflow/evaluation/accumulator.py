@@ -194,7 +194,7 @@ class Evaluation:
         tools = self._tools or self._build_tools()
         record = self._record(doc, tools)
         if self.config_use is not None:
-            self.config_use.update(gold, pred)
+            self.config_use.update(gold)
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
         if self.structure is not None:

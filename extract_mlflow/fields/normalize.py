@@ -210,6 +210,15 @@ def _read_date(raw: str, formats: tuple[str, ...]) -> Any:
 _ISO_DAY = "%Y-%m-%d"
 
 
+def reads_as_date(raw: str, formats: tuple[str, ...]) -> bool:
+    """Whether the scorer reads `raw` as a date with `formats` (then ISO 8601).
+
+    >>> reads_as_date("31.01.2024", ("%d.%m.%Y",)), reads_as_date("31/01/2024", ("%m/%d/%Y",))
+    (True, False)
+    """
+    return _read_date(raw, formats) is not TYPE_ERROR
+
+
 def _is_iso_day(s: str) -> bool:
     """`s` is 4, 2 and 2 ASCII digits joined by dashes: what ``%Y-%m-%d`` reads as those
     numbers (the most common date format; strptime costs ~10 µs a call)."""
