@@ -171,6 +171,9 @@ class Report:
     """text fidelity against the sources (only when sources were given)"""
     structure: StructureSummary | None = None
     """document-structure metrics (only when gold lines carry structure fields)"""
+    inferred_types: dict[str, str] = field(default_factory=dict)
+    """field path -> the type inferred from *all* of its gold values (no ``type`` in the
+    config): ``quantity`` where every gold value is a number with a unit ("1.2 kg")"""
 
     # -- pages -------------------------------------------------------------------------
     @property
@@ -380,6 +383,7 @@ class Report:
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             "skipped": self.skipped,
+            **({"inferred_types": self.inferred_types} if self.inferred_types else {}),
             "gold_type_errors": self.gold_type_errors,
             "worst_documents": [d.to_dict() for d in self.worst_documents()],
             "metrics": self.metrics(),

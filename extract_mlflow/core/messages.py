@@ -139,6 +139,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "skipped (ignore = true): {paths}",
         "ko": "건너뜀 (ignore = true): {paths}",
     },
+    "note.inferred": {
+        "en": "types inferred from all gold values (no type in the config; set one to "
+        "override): {fields}",
+        "ko": "모든 정답 값에서 추론한 유형 (설정에 type 없음; 설정하면 바뀝니다): {fields}",
+    },
     "note.gold_type": {
         "en": "{n} gold value(s) of `{path}` do not read as its type; compared as text",
         "ko": "`{path}`의 정답 값 {n}개를 해당 유형으로 읽을 수 없어 텍스트로 비교했습니다",
@@ -236,15 +241,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "- groundedness: {grounded} ({n}/{checked}); hallucination rate: {rate}",
         "ko": "- 근거율: {grounded} ({n}/{checked}); 환각률: {rate}",
     },
-    "md.fid_approved": {
-        "en": "- approved by a reviewer: {n}",
-        "ko": "- 검토자가 승인: {n}",
-    },
+    "md.fid_approved": {"en": "- approved by a reviewer: {n}", "ko": "- 검토자가 승인: {n}"},
     "md.fid_all": {"en": "**all**", "ko": "**전체**"},
-    "md.fid_worst": {
-        "en": "### Values to review (worst first)",
-        "ko": "### 검토할 값 (낮은 순)",
-    },
+    "md.fid_worst": {"en": "### Values to review (worst first)", "ko": "### 검토할 값 (낮은 순)"},
     "md.fid_worst_head": {
         "en": "| document | field | value | BLEU | band | flags | grounded | source span (score)"
         " | extra n-grams | missing n-grams |",
