@@ -29,7 +29,7 @@ RECEIPTS = ROOT / "examples" / "receipts"
 GOLD, PRED = str(RECEIPTS / "gold.jsonl"), str(RECEIPTS / "pred.jsonl")
 INFERRED = {"fuel_volume": "quantity", "items[].amount": "quantity"}
 NOTE = (
-    "types inferred from all gold values (no type in the config; set one to override): "
+    "types inferred from all gold values (no type in the config): "
     "`fuel_volume` quantity, `items[].amount` quantity"
 )
 

@@ -286,6 +286,17 @@ class FieldScorer:
 
     def _leaf(self, g: Any, p: Any, path: str, acc: DocCounts) -> None:
         """Compare two present scalars that differ as written: read both as the field type."""
+        category = self.compare_leaf(path, g, p)
+        if category is None:
+            acc.tp(path)
+        else:
+            acc.wrong(path, category, g, p)
+
+    def compare_leaf(self, path: str, g: Any, p: Any) -> str | None:
+        """How prediction `p` scores against gold `g` (present scalars at `path`): None when
+        it matches (as written, or read as the field's type), else the error category."""
+        if type(g) is type(p) and g == p:
+            return None
         comp = self.comparators.for_leaf(path, g)
         self.types_seen.add((path, comp.type))
         cg = comp.canon(g)
@@ -294,11 +305,8 @@ class FieldScorer:
             comp, cg = TEXT, TEXT.canon(g)
         cp = comp.canon(p)
         if cp is TYPE_ERROR:
-            acc.wrong(path, TYPE_ERR, g, p)
-        elif comp.equal(cg, cp):
-            acc.tp(path)
-        else:
-            acc.wrong(path, WRONG_VALUE, g, p)
+            return TYPE_ERR
+        return None if comp.equal(cg, cp) else WRONG_VALUE
 
     def _expand(
         self, value: Any, path: str, acc: DocCounts, category: str, gold_side: bool
