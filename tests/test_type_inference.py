@@ -109,6 +109,10 @@ def test_a_field_partly_measurements_stays_text(tmp_path: Path, how: str) -> Non
     assert counts(report)["weight"] == (1, 2, 2, {"wrong_value": 2})
     assert counts(report)["temp"] == (3, 0, 0, {})  # -18 °C is 255.15 K
     assert report.fields["weight"].type == "text"
+    assert report.notes == [
+        "`weight`: not inferred a quantity, as some of its gold values are numbers with a unit "
+        "and some are not (a type in the config decides)"
+    ]
 
 
 def test_hostile_values_are_no_quantities() -> None:

@@ -331,11 +331,17 @@ class Evaluation:
         return report
 
     def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:
-        """The documents' notes in gold order, then the slice attributes no document has."""
+        """The documents' notes in gold order, then the slice attributes no document has and
+        the fields not inferred a quantity for want of one gold value."""
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
         for attribute in self.setup.config.structure.slice_by:
             if all(d.attributes.get(attribute) is None for d in documents):
                 notes.append(f"slice attribute '{attribute}': no gold document has it (no slices)")
+        for path in sorted(self.fields.state.mixed()):
+            notes.append(
+                f"`{path}`: not inferred a quantity, as some of its gold values are numbers with "
+                "a unit and some are not (a type in the config decides)"
+            )
         return notes
 
 
