@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import MlflowServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -197,6 +198,45 @@ def test_strict_gives_both_candidates_one_verdict(tmp_path: Path) -> None:
     code_b, err_b = _strict(tmp_path, "better.jsonl", "config.json")
     assert code_w == code_b == 2 and err_w == err_b
     assert err_w.startswith("error: --strict: config: date format '%m/%d/%Y' parses none")
+
+
+def test_strict_logs_both_candidates_alike_on_a_real_server(
+    mlflow_server: MlflowServer, tmp_path: Path
+) -> None:
+    """Logged with --strict to a real server: the worse and the better candidate are both
+    logged, with the same (empty) warnings in their diagnostics, when every gold date is
+    read; on gold no format reads, both are refused and neither leaves a run."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=mlflow_server.uri)
+    iso = [{"id": "a", "due": "2024-01-31"}, {"id": "b", "due": "2024-02-28"}]
+    worse = [{"id": "a", "due": "01/31/2024"}, {"id": "b", "due": "02/28/2023"}]
+    better = [{"id": "a", "due": "2024-01-31"}, {"id": "b", "due": "2024-02-28"}]
+    (tmp_path / "config.json").write_text(json.dumps({"date_formats": ["%m/%d/%Y"]}))
+
+    def strict(pred: str, experiment: str) -> tuple[int, str, str]:
+        result = CliRunner().invoke(
+            main,
+            ["score", str(tmp_path / "gold.jsonl"), str(tmp_path / pred), "--config",
+             str(tmp_path / "config.json"), "--strict", "--tracking-uri", mlflow_server.uri,
+             "--experiment", experiment, "--format", "json"],
+        )  # fmt: skip
+        return result.exit_code, result.stdout, result.stderr
+
+    _files(tmp_path, iso, worse=worse, better=better)
+    for pred in ("worse.jsonl", "better.jsonl"):
+        code, out, err = strict(pred, "strict-iso")
+        assert code == 0, err
+        run_id = json.loads(out)["run_id"]
+        (tmp_path / run_id).mkdir()
+        local = client.download_artifacts(run_id, "eval/diagnostics.json", str(tmp_path / run_id))
+        assert json.loads(Path(local).read_text(encoding="utf-8"))["warnings"] == []
+    dotted = [{"id": "a", "due": "31.01.2024"}, {"id": "b", "due": "28.02.2024"}]
+    _files(tmp_path, dotted)
+    refused = [strict(pred, "strict-dotted") for pred in ("worse.jsonl", "better.jsonl")]
+    assert [code for code, _, _ in refused] == [2, 2] and refused[0][2] == refused[1][2]
+    experiment = client.get_experiment_by_name("strict-dotted")
+    assert experiment is None or not client.search_runs([experiment.experiment_id])
 
 
 def test_the_invoice_example_warns_about_nothing() -> None:
