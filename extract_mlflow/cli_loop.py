@@ -209,8 +209,10 @@ def hints(
     gold: Path, doc_id: str, per_field: int, config_path: Path | None, id_key: str | None
 ) -> None:
     """Print example values per field drawn from the documents of gold JSONL GOLD other than
-    --for ID (never from ID itself), as text ready to paste into the prompt for document ID.
-    An ID that GOLD does not hold is an error (exit 2)."""
+    --for ID (never from ID itself, nor a value equal to one of ID's own for that field, as
+    the scorer compares them under --config), as text ready to paste into the prompt for
+    document ID; stderr says how many values were withheld. An ID that GOLD does not hold is
+    an error (exit 2)."""
     from .config import load_config
     from .io.loading import load_gold
     from .views.feedback import field_hints, hints_text
@@ -221,5 +223,10 @@ def hints(
     if doc_id not in gold_set.docs:
         raise InputError(tr("cli.no_document", gold=gold, key=key, doc_id=doc_id))
     ignored = [path for path, rule in config.fields.items() if rule.ignore]
-    found = field_hints(gold_set.docs, doc_id, id_key=key, per_field=per_field, ignore=ignored)
+    found = field_hints(
+        gold_set.docs, doc_id, id_key=key, per_field=per_field, ignore=ignored, config=config
+    )
     emit(hints_text(found), None)
+    counts = ", ".join(f"{path} {n}" for path, n in found.withheld.items()) or "-"
+    n = sum(found.withheld.values())
+    say(tr("hints.withheld", n=n, doc_id=doc_id, fields=counts))

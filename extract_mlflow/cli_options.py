@@ -456,7 +456,8 @@ def strict_option(func: F) -> F:
         "--strict",
         is_flag=True,
         help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
-        "has, an unknown unit, a date format that parses no gold or predicted value.",
+        "has, an unknown unit, a date format that parses no gold value (see the README). They "
+        "read the config and gold only, so they are the same for every prediction file.",
     )(func)
 
 

@@ -27,8 +27,8 @@ def scored_report(
 ) -> Report:
     """One evaluation (`options`: the keyword arguments of `evaluate`; on Spark with
     `engine="spark"`), its config warnings (an error under --strict; those in `shown` are not
-    repeated: a second prediction file of the same gold set and config mostly has the same
-    ones) and one progress line per page."""
+    repeated: they depend on the gold set and the config only, so a second prediction file
+    has the same ones) and one progress line per page."""
     if engine == "spark":
         from .spark import evaluate as spark_evaluate
 

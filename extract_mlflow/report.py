@@ -159,7 +159,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """config rules that do nothing on this gold set (a path no gold field has, an unknown
-    unit, a date format that parses no gold or predicted value): likely typos"""
+    unit, a date format that parses no gold value and cannot be there for the predictions):
+    likely typos; they depend on the config and the gold set only"""
     intervals: dict[str, float] = field(default_factory=dict)
     """`<metric>_ci_low` / `<metric>_ci_high` of micro precision, recall and F1: the seeded
     bootstrap over documents, filled by the evaluation"""
@@ -170,6 +171,9 @@ class Report:
     """text fidelity against the sources (only when sources were given)"""
     structure: StructureSummary | None = None
     """document-structure metrics (only when gold lines carry structure fields)"""
+    inferred_types: dict[str, str] = field(default_factory=dict)
+    """field path -> the type inferred from *all* of its gold values (no ``type`` in the
+    config): ``quantity`` where every gold value is a number with a unit ("1.2 kg")"""
 
     # -- pages -------------------------------------------------------------------------
     @property
@@ -381,6 +385,7 @@ class Report:
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             "skipped": self.skipped,
+            **({"inferred_types": self.inferred_types} if self.inferred_types else {}),
             "gold_type_errors": self.gold_type_errors,
             "worst_documents": [d.to_dict() for d in self.worst_documents()],
             "metrics": self.metrics(),

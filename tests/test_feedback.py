@@ -90,7 +90,10 @@ def test_hints_of_the_example_never_come_from_the_document() -> None:
 
 def test_hints_from_an_iterable_and_text() -> None:
     docs = [{"id": "a", "v": 1}, {"id": "b", "v": 2}, {"id": "c", "v": 2}]
-    assert field_hints(docs, "b") == {"v": [1, 2]}  # distinct values, gold order
+    assert field_hints(docs, "a") == {"v": [2]}  # distinct values
+    hints = field_hints(docs, "b")  # c's 2 is b's own answer: withheld
+    assert hints == {"v": [1]} and hints.withheld == {"v": 1}
+    assert field_hints([*docs, {"id": "d", "v": 3}], "a") == {"v": [2, 3]}  # gold order
     assert hints_text({"v": [1, "x"]}) == (
         'Example values from other documents (formats, not answers):\n- v: 1 | "x"\n'
     )
@@ -133,5 +136,5 @@ def test_hints_are_drawn_only_from_other_documents(
         assert 0 < len(values) <= per_field
         for v in values:
             assert any(type(v) is type(o) and v == o for o in others[path])
-    # every field another document has gets hints
-    assert set(hints) == set(others)
+    # every field another document has gets hints, unless all its values are the target's own
+    assert set(hints) | set(hints.withheld) == set(others)

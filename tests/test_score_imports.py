@@ -54,19 +54,32 @@ def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return [n for n in names if n in modules]
 
 
-def test_score_no_log_imports_only_what_scoring_needs() -> None:
+UNITS = ("pint", "scipy")
+"""pint converts quantities, and imports scipy when it is installed (pint.compat): loaded by
+the invoices without a config, whose `storage_temp` ("4 °C" against "277.15 K") is inferred a
+quantity; never by documents without measurements"""
+
+
+def test_score_no_log_imports_only_what_scoring_needs(tmp_path: Path) -> None:
     out, modules = run_cli(["score", GOLD, PRED, "--format", "json", "--no-log"])
     report = json.loads(out)
     assert report["documents"] > 0 and report["gates"] == {"passed": True, "failures": []}
     assert "extract_mlflow.fields.scorer" in modules  # it did score
-    assert loaded(modules, (*HEAVY, *OTHER_COMMANDS)) == []
+    assert report["inferred_types"]["storage_temp"] == "quantity"
+    assert loaded(modules, (*HEAVY, *OTHER_COMMANDS)) == ["scipy"] and "pint" in modules
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    gold.write_text('{"id": "a", "total": 1, "vendor": "Acme", "due": "2026-01-05"}\n')
+    pred.write_text('{"id": "a", "total": "1.00", "vendor": "ACME", "due": "05.01.2026"}\n')
+    out, modules = run_cli(["score", str(gold), str(pred), "--format", "json", "--no-log"])
+    assert json.loads(out)["micro"]["tp"] == 1
+    assert loaded(modules, (*HEAVY, *OTHER_COMMANDS, *UNITS)) == []
 
 
 @pytest.mark.parametrize("fmt", ["table", "md"])
 def test_the_table_and_markdown_views_import_no_optional_family(fmt: str) -> None:
     out, modules = run_cli(["score", GOLD, PRED, "--format", fmt, "--no-log"])
     assert "line_items[].qty" in out
-    assert loaded(modules, HEAVY) == []
+    assert loaded(modules, HEAVY) == ["scipy"] and "pint" in modules  # see UNITS
 
 
 def test_a_gate_option_loads_the_gate_modules() -> None:

@@ -119,6 +119,21 @@ def test_pages_equal_the_local_engine(spark: Any) -> None:
     )
 
 
+def test_inferred_quantities_equal_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    """Quantities inferred from all gold values (the receipts example), and a field whose gold
+    values are partly measurements: found by the first pass, scored again on Spark too."""
+    args = (E / "receipts/gold.jsonl", E / "receipts/pred.jsonl")
+    want = local_evaluate(*args)
+    assert want.inferred_types == {"fuel_volume": "quantity", "items[].amount": "quantity"}
+    assert_same(spark_evaluate(spark, *args), want)
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    gold.write_text('{"id": "a", "w": "1.2 kg"}\n{"id": "b", "w": "n/a"}\n', encoding="utf-8")
+    pred.write_text('{"id": "a", "w": "1200 g"}\n{"id": "b", "w": "n/a"}\n', encoding="utf-8")
+    want = local_evaluate(gold, pred)
+    assert want.inferred_types == {} and want.fields["w"].errors == {"wrong_value": 1}
+    assert_same(spark_evaluate(spark, gold, pred), want)
+
+
 def test_structure_with_slices_equals_the_local_engine(spark: Any) -> None:
     gold = ROOT / "tests/golden/inputs/structure_gold.jsonl"
     pred = ROOT / "tests/golden/inputs/structure_pred.jsonl"

@@ -7,11 +7,14 @@ K = °C + 273.15), worked out by hand.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow.fields.units import (
+    MEASUREMENT_UNITS,
+    _registry,
     convert,
+    is_measurement,
     normalise_unit,
     parse_duration,
     parse_quantity,
@@ -229,6 +232,16 @@ def test_parse_quantity_reads_back_what_was_written(x: float, unit: str) -> None
         ("25 °C", "25 ˚C"),
         ("50 µM", "5.0 × 10⁻⁵ M"),
         ("50 µM", "5 x 10^-5 M"),
+        # symbols of MEASUREMENT_UNITS that pint could read otherwise, read as meant
+        ("1 min", "60 s"),  # minute, not milli-inch
+        ("1 ft", "0.3048 m"),  # foot, not femto-tonne
+        ("1 Pa", "0.001 kPa"),  # pascal, not peta-year
+        ("1 d", "24 h"),
+        ("1 mo", "30.4375 d"),
+        ("1 M", "1000 mM"),  # molar
+        ("1 yd", "3 ft"),  # yard, not yocto-day
+        ("1 kcal", "4184 J"),
+        ("1 gal", "3.785411784 l"),
     ],
 )
 def test_compound_units_and_written_forms_convert(gold: str, pred: str) -> None:
@@ -310,3 +323,65 @@ def test_duration_field_scores_against_written_gold() -> None:
     for gold, pred in [("3 years", "P3Y"), ("36 months", "P3Y"), ("1.5 h", "PT90M")]:
         assert comp.equal(comp.canon(gold), comp.canon(pred)), (gold, pred)
     assert not comp.equal(comp.canon("3 years"), comp.canon("P3M"))
+
+
+# -- measurements: what makes a field without a type a quantity --------------------------------
+@pytest.mark.parametrize(
+    "text",
+    ["1.2 kg", "1200 g", "34.4 l", "34400 ml", "500g", "1.5L", "2 L", "8.7 s⁻¹", "522 min⁻¹",
+     "108 h-1", "1.8 /min", "5 per hour", "50 µmol g⁻¹ h⁻¹", "5 × 10⁻⁵ M", "0.5 M", "5 mg/L",
+     "−18 °C", "-18°C", "4 ºC", "310.15 K", "12%", "12 %", "1,200 g", "1 200 g", "4 days",
+     "18 months", "2 yrs", "100 m²", "101.3 kPa", "1.5 kWh", "2 ft", "12 oz", "30 s", "50 K"],
+)  # fmt: skip
+def test_measurements(text: str) -> None:
+    assert is_measurement(text)
+    assert parse_quantity(text) is not None  # and the scorer reads it as a quantity
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "12 items", "3 pcs", "5 stars", "2 nights", "1 cup", "2 pt", "5 in", "9am", "5pm",
+        "3 pm", "1st", "2nd", "3rd", "A4", "v2", "4A", "3D", "5G", "50K", "5M", "30s", "5m",
+        "1990s", "24K gold", "2024-01-05", "05/01/2024", "12.03.2024", "5 Jan 2024",
+        "30 days net", "1 year warranty", "10 min walk", "6 ft 2 in", "5-10 mg", "5 ± 0.2 mg",
+        "~5 kg", "<5 mg", "5 kg (approx.)", "3 x 4 cm", "19 % VAT", "$5/kg", "€3.50/kg",
+        "12 EUR", "5 €", "P3Y", "PT90M", "12", "1.5", "kg", "", " ", "n/a", "72 bpm", "5 kgs",
+    ],
+)  # fmt: skip
+def test_not_measurements(text: str) -> None:
+    """Counts, ids, dates, money, ranges and words pint would read as units ("pcs" is parsecs,
+    "pm" picometres, "in" inches, "pt" pints) are no measurements."""
+    assert not is_measurement(text)
+
+
+@pytest.mark.parametrize("unit", sorted(MEASUREMENT_UNITS))
+def test_every_measurement_unit_is_a_unit_pint_reads(unit: str) -> None:
+    """Each listed unit (µ spelt u) reads, after normalisation, as a pint unit with a dimension
+    (percent aside), and as a quantity after a number and a space."""
+    q = _registry().Quantity(1.0, normalise_unit(unit))
+    assert unit in ("%", "percent") or not q.dimensionless
+    assert is_measurement(f"3 {unit}") and parse_quantity(f"3 {unit}") is not None
+
+
+_UNIT = st.sampled_from(sorted(MEASUREMENT_UNITS))
+_POWER = st.sampled_from(["", "⁻¹", "²", "³", "^2", "^-1", "-1"])
+_JOIN = st.sampled_from(["/", " / ", "·", "*", " ", " per "])
+
+
+@settings(max_examples=300)
+@given(
+    x=st.floats(0.001, 1e6),
+    first=st.tuples(_UNIT, _POWER),
+    rest=st.lists(st.tuples(_JOIN, _UNIT, _POWER), max_size=2),
+)
+def test_every_measurement_reads_in_pint(
+    x: float, first: tuple[str, str], rest: list[tuple[str, str, str]]
+) -> None:
+    """Property: whatever combination of listed units is_measurement accepts, pint reads (so
+    is_measurement need not build pint's registry): the quantity converts to its own unit."""
+    text = f"{x:g} {first[0]}{first[1]}" + "".join(j + u + p for j, u, p in rest)
+    if is_measurement(text):
+        q = parse_quantity(text)
+        assert q is not None
+        assert _registry().Quantity(q[0], q[1]).to(q[1]).magnitude == pytest.approx(q[0])

@@ -139,6 +139,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "skipped (ignore = true): {paths}",
         "ko": "건너뜀 (ignore = true): {paths}",
     },
+    "note.inferred": {
+        "en": "types inferred from all gold values (no type in the config): {fields}",
+        "ko": "모든 정답 값에서 추론한 유형 (설정에 type 없음): {fields}",
+    },
     "note.gold_type": {
         "en": "{n} gold value(s) of `{path}` do not read as its type; compared as text",
         "ko": "`{path}`의 정답 값 {n}개를 해당 유형으로 읽을 수 없어 텍스트로 비교했습니다",
@@ -236,15 +240,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "- groundedness: {grounded} ({n}/{checked}); hallucination rate: {rate}",
         "ko": "- 근거율: {grounded} ({n}/{checked}); 환각률: {rate}",
     },
-    "md.fid_approved": {
-        "en": "- approved by a reviewer: {n}",
-        "ko": "- 검토자가 승인: {n}",
-    },
+    "md.fid_approved": {"en": "- approved by a reviewer: {n}", "ko": "- 검토자가 승인: {n}"},
     "md.fid_all": {"en": "**all**", "ko": "**전체**"},
-    "md.fid_worst": {
-        "en": "### Values to review (worst first)",
-        "ko": "### 검토할 값 (낮은 순)",
-    },
+    "md.fid_worst": {"en": "### Values to review (worst first)", "ko": "### 검토할 값 (낮은 순)"},
     "md.fid_worst_head": {
         "en": "| document | field | value | BLEU | band | flags | grounded | source span (score)"
         " | extra n-grams | missing n-grams |",
@@ -443,6 +441,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Example values from other documents (formats, not answers):",
         "ko": "다른 문서의 예시 값 (정답이 아니라 형식 참고용):",
     },
+    "hints.withheld": {
+        "en": "withheld {n} value(s) equal to {doc_id}'s own gold: {fields}",
+        "ko": "{doc_id}의 정답과 같아 뺀 값 {n}개: {fields}",
+    },
     "demo.logged": {
         "en": "extract-mlflow demo: logged to {uri}{where}",
         "ko": "extract-mlflow demo: {uri}{where}에 기록했습니다",
@@ -470,10 +472,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "page.flips": {"en": "Documents that flipped", "ko": "결과가 뒤바뀐 문서"},
     "page.fixed": {"en": "not → fully correct", "ko": "오답 → 완전 정답"},
     "page.broke": {"en": "fully correct → not", "ko": "완전 정답 → 오답"},
-    "page.side_by_side": {
-        "en": "Flipped documents side by side",
-        "ko": "뒤바뀐 문서 나란히 보기",
-    },
+    "page.side_by_side": {"en": "Flipped documents side by side", "ko": "뒤바뀐 문서 나란히 보기"},
     "page.side_hint": {
         "en": "Highlighted: leaves the scorer marked wrong; marked values are the wrong ones.",
         "ko": "강조 표시: 채점기가 틀렸다고 표시한 항목이며, 표시된 값이 틀린 값입니다.",

@@ -31,7 +31,7 @@ caller. The scorer and its caches are rebuilt from the :class:`Setup` where need
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -175,11 +175,11 @@ class Evaluation:
 
     def _build_tools(self) -> _Tools:
         setup, cfg = self.setup, self.setup.config
-        scorer = FieldScorer(cfg, setup.family_keys, state=self.fields.state)
+        scorer = FieldScorer(cfg, setup.family_keys, state=self.fields.state, mixed=setup.mixed)
         fidelity = None
         if self.fidelity is not None:
             skip = (cfg.text_key, *setup.family_keys)
-            fidelity = self.fidelity.tools(Comparators(cfg), cfg.id_key, skip)
+            fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
         self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
@@ -194,7 +194,7 @@ class Evaluation:
         tools = self._tools or self._build_tools()
         record = self._record(doc, tools)
         if self.config_use is not None:
-            self.config_use.update(gold, pred)
+            self.config_use.update(gold)
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
         if self.structure is not None:
@@ -277,6 +277,17 @@ class Evaluation:
             self.structure.extend(other.structure)
         return self
 
+    def rescored_setup(self) -> Setup | None:
+        """The setup to score these documents again on, or None when this pass stands: a
+        pass that met paths whose gold values are partly measurements, not known to its setup,
+        read those measurements as quantities, and every gold value of a path decides its type
+        (:class:`~extract_mlflow.fields.normalize.Comparators`). Scored again on the returned
+        setup, the same documents give the same mixed paths: one more pass at most."""
+        mixed = self.fields.state.mixed()
+        if mixed <= self.setup.mixed:
+            return None
+        return replace(self.setup, mixed=self.setup.mixed | mixed)
+
     # -- the report ----------------------------------------------------------------------
     def result(self, inputs: Inputs) -> Report:
         """The report: every aggregate computed over the records in gold order."""
@@ -289,7 +300,8 @@ class Evaluation:
         state = self.fields.state
         report = Report(
             documents=documents,
-            fields=self.fields.fields(Comparators(cfg), cfg.id_key),
+            fields=self.fields.fields(Comparators(cfg, setup.mixed), cfg.id_key),
+            inferred_types=dict.fromkeys(state.quantities(), "quantity"),
             config=cfg,
             skipped=sorted(state.skipped | {p for p, r in cfg.fields.items() if r.ignore}),
             unknown_ids=list(inputs.unknown_ids),
@@ -319,11 +331,17 @@ class Evaluation:
         return report
 
     def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:
-        """The documents' notes in gold order, then the slice attributes no document has."""
+        """The documents' notes in gold order, then the slice attributes no document has and
+        the fields not inferred a quantity for want of one gold value."""
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
         for attribute in self.setup.config.structure.slice_by:
             if all(d.attributes.get(attribute) is None for d in documents):
                 notes.append(f"slice attribute '{attribute}': no gold document has it (no slices)")
+        for path in sorted(self.fields.state.mixed()):
+            notes.append(
+                f"`{path}`: not inferred a quantity, as some of its gold values are numbers with "
+                "a unit and some are not (a type in the config decides)"
+            )
         return notes
 
 

@@ -4,13 +4,17 @@
   rule never applies, so the field is scored with the defaults;
 - a ``unit`` that does not read as a unit (``kgg``): bare numbers of the field cannot be
   converted;
-- a configured date format that parses none of the gold or predicted values read as dates: it
-  never applies (only checked when the config sets ``date_formats``). Predictions count: a
-  format is often there to read the model's way of writing dates, which gold never uses.
+- a configured date format that parses none of the gold values read as dates (only checked
+  when the config sets ``date_formats``), unless it can be there for the predictions: gold has
+  dates and every one of them is read (by another format, or as ISO 8601), so the entry reads
+  the model's way of writing dates. It is reported when no gold value is a date (no field
+  would ever read a date with it) or when gold values that look like dates are read by no
+  format (the entry was probably meant for them).
 
-Pure: the evaluation gathers a :class:`ConfigUse` per document (one walk over the gold leaves,
-only when the config has field rules or date formats) and merges them; ``score --strict``
-turns the warnings into an error.
+Every check reads the config and the gold set only, never the predictions: the warnings (and
+``score --strict``) are the same whatever the candidate. Pure: the evaluation gathers a
+:class:`ConfigUse` per document (one walk over the gold leaves, only when the config has field
+rules or date formats) and merges them.
 """
 
 from __future__ import annotations
@@ -22,22 +26,17 @@ from typing import Any
 
 from ..config import Config
 from ..core.paths import covers, document_leaves
-from ..fields.normalize import DATE_HINT
+from ..fields.normalize import DATE_HINT, reads_as_date
 from ..fields.units import known_unit
 
 
-def config_warnings(
-    config: Config,
-    gold_docs: Mapping[str, Mapping[str, Any]],
-    pred_docs: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[str]:
-    """Warnings about `config` on this gold set and the predictions of its documents (empty
-    when every rule applies somewhere)."""
+def config_warnings(config: Config, gold_docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Warnings about `config` on this gold set (empty when every rule applies somewhere)."""
     use = ConfigUse.of(config)
     if use is None:
         return []
-    for doc_id, doc in gold_docs.items():
-        use.update(doc, pred_docs.get(doc_id) if pred_docs is not None else None)
+    for doc in gold_docs.values():
+        use.update(doc)
     return use.warnings(config)
 
 
@@ -66,16 +65,12 @@ class ConfigUse:
         typed = frozenset(p for p, r in config.fields.items() if r.type is not None)
         return cls(config.id_key, dates, dated, typed)
 
-    def update(self, gold: Mapping[str, Any], pred: Mapping[str, Any] | None = None) -> None:
-        """Gather one gold document (its paths and date values) and its prediction (its date
-        values only: a path only a prediction has is no reason to keep a rule)."""
+    def update(self, gold: Mapping[str, Any]) -> None:
+        """Gather one gold document: its paths and date values."""
         paths = self.paths
         for path, value, _ in document_leaves(gold, {self.id_key}):
             paths.add(path)
             self._date_value(path, value)
-        if pred is not None and self.dates:
-            for path, value, _ in document_leaves(pred, {self.id_key}):
-                self._date_value(path, value)
 
     def _date_value(self, path: str, value: Any) -> None:
         if (
@@ -97,10 +92,29 @@ class ConfigUse:
                 out.append(f'config: [fields."{path}"] matches no gold field')
             if rule.unit is not None and not known_unit(rule.unit):
                 out.append(f'config: [fields."{path}"] unit {rule.unit!r} is not a known unit')
-        for fmt in config.date_formats if self.dates else ():
-            if not any(_parses(v, fmt) for v in self.date_values):
-                out.append(f"config: date format {fmt!r} parses no gold or predicted value")
+        if self.dates:
+            out += self._date_warnings(config.date_formats)
         return out
+
+    def _date_warnings(self, formats: tuple[str, ...]) -> list[str]:
+        """The date formats that parse no gold value and cannot be there for the predictions
+        (see the module)."""
+        values = sorted(self.date_values)
+        unread = [v for v in values if not reads_as_date(v, formats)]
+        if values and not unread:
+            return []  # every gold date is read: an unused format reads the model's dates
+        if unread:
+            why = (
+                f"and {len(unread)} gold value(s) that look like dates are read by no format "
+                f"(e.g. {unread[0]!r})"
+            )
+        else:
+            why = "and no gold value is a date (no field reads dates with it)"
+        return [
+            f"config: date format {fmt!r} parses none of the gold values, {why}"
+            for fmt in formats
+            if not any(_parses(v, fmt) for v in values)
+        ]
 
 
 def _parses(value: str, fmt: str) -> bool:

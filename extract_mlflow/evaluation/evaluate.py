@@ -231,15 +231,18 @@ def score_sets(
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation` updated with every gold
     document in gold order, then its result."""
     extras = extras or Extras()
-    run = Evaluation(Setup.of(gs, ps, config, profile, extras))
     sources, failures, preds = extras.sources, ps.parse_failures, ps.docs
-    with gc_paused():
-        for position, (doc_id, gold) in enumerate(gs.docs.items()):
-            source = sources.get(doc_id) if sources is not None else None
-            doc = DocumentInput(
-                position, doc_id, gold, preds.get(doc_id), failures.get(doc_id), source
-            )
-            run.update(doc)
+    setup: Setup | None = Setup.of(gs, ps, config, profile, extras)
+    while setup is not None:  # twice at most: see Evaluation.rescored_setup
+        run = Evaluation(setup)
+        with gc_paused():
+            for position, (doc_id, gold) in enumerate(gs.docs.items()):
+                source = sources.get(doc_id) if sources is not None else None
+                doc = DocumentInput(
+                    position, doc_id, gold, preds.get(doc_id), failures.get(doc_id), source
+                )
+                run.update(doc)
+        setup = run.rescored_setup()
     return run.result(Inputs.of(gs, ps, extras))
 
 
@@ -254,7 +257,9 @@ def score_files(
     batch_size: int = BATCH,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
-    the setup (guessed from the gold file's first block, else from a prescan of the files),
+    the setup (guessed from the gold file's first block, else from a prescan of the files;
+    with the mixed paths of a first pass when it met some, see
+    :meth:`~extract_mlflow.evaluation.accumulator.Evaluation.rescored_setup`),
     the documents joined on id as they are read
     (:class:`~extract_mlflow.io.stream.JoinedStream`), one compact
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
@@ -287,6 +292,11 @@ def score_files(
                 run = None
         if run is None:
             run = Evaluation(_setup_of_files(*args), sink=CountsSpill())
+            summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
+        again = run.rescored_setup()
+        if again is not None:
+            log.debug("paths with partly measurements as gold values: scored again")
+            run = Evaluation(again, sink=CountsSpill())
             summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
     return run.result(_stream_inputs(summary, extras, with_source))
 

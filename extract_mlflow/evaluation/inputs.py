@@ -69,6 +69,11 @@ class Setup:
     """source texts were given (text fidelity runs)"""
     approvals: Approvals | None = None
     canaries: tuple[Canary, ...] = ()
+    mixed: frozenset[str] = frozenset()
+    """paths whose gold values are partly measurements ("1.2 kg" beside "n/a"): no
+    ``quantity`` is inferred there. Known only after a pass over the gold set
+    (:meth:`~extract_mlflow.evaluation.accumulator.Evaluation.rescored_setup`): a pass starts
+    with none, and is scored again when it meets some"""
 
     @classmethod
     def of(

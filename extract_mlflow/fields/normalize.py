@@ -22,7 +22,7 @@ from rapidfuzz import fuzz
 
 from ..config import Config, FieldRule
 from .numeric import parse_number
-from .units import convert, normalise_unit, parse_quantity
+from .units import convert, is_measurement, normalise_unit, parse_quantity
 
 
 class _TypeError:
@@ -210,6 +210,15 @@ def _read_date(raw: str, formats: tuple[str, ...]) -> Any:
 _ISO_DAY = "%Y-%m-%d"
 
 
+def reads_as_date(raw: str, formats: tuple[str, ...]) -> bool:
+    """Whether the scorer reads `raw` as a date with `formats` (then ISO 8601).
+
+    >>> reads_as_date("31.01.2024", ("%d.%m.%Y",)), reads_as_date("31/01/2024", ("%m/%d/%Y",))
+    (True, False)
+    """
+    return _read_date(raw, formats) is not TYPE_ERROR
+
+
 def _is_iso_day(s: str) -> bool:
     """`s` is 4, 2 and 2 ASCII digits joined by dashes: what ``%Y-%m-%d`` reads as those
     numbers (the most common date format; strptime costs ~10 µs a call)."""
@@ -250,10 +259,17 @@ DATE_HINT = re.compile(r"^\s*\d{1,4}[-./ ]\d{1,2}[-./ ]\d{1,4}(?:[T ][\d:.+\-Z]*
 
 class Comparators:
     """Resolves the comparator of a leaf: the configured type, else one inferred from the gold
-    value (bool → bool, number → number, a string that reads as a date → date, else text)."""
+    value (bool → bool, number → number, a string that reads as a date → date, a measurement
+    such as "1.2 kg" → quantity, else text).
 
-    def __init__(self, config: Config) -> None:
+    A field is a quantity only when *every* gold value of its path is a measurement
+    (:func:`~extract_mlflow.fields.units.is_measurement`): `mixed` names the paths whose gold
+    values are partly measurements (found by a first pass over the gold set), where the
+    measurements are read as before, as text."""
+
+    def __init__(self, config: Config, mixed: frozenset[str] = frozenset()) -> None:
         self._config = config
+        self._mixed = mixed
         self._by_key: dict[tuple[str, str], Comparator] = {}
         self._resolvers: dict[str, Callable[[Any], Comparator]] = {}
         self._formats = config.date_formats
@@ -262,13 +278,18 @@ class Comparators:
         rule = self._config.fields.get(path)
         return rule.type if rule is not None else None
 
-    def infer_type(self, gold: Any) -> str:
+    def infer_type(self, gold: Any, path: str | None = None) -> str:
+        """The type gold value `gold` infers (at `path`: a measurement infers ``quantity``
+        unless the path is mixed; without a path, never)."""
         if isinstance(gold, bool):
             return "bool"
         if isinstance(gold, int | float):
             return "number"
-        if isinstance(gold, str) and DATE_HINT.match(gold):
-            return "date" if _read_date(gold, self._formats) is not TYPE_ERROR else "text"
+        if isinstance(gold, str):
+            if DATE_HINT.match(gold) and _read_date(gold, self._formats) is not TYPE_ERROR:
+                return "date"
+            if path is not None and path not in self._mixed and is_measurement(gold):
+                return "quantity"
         return "text"
 
     def for_leaf(self, path: str, gold: Any) -> Comparator:
@@ -278,7 +299,8 @@ class Comparators:
     def resolver(self, path: str) -> Callable[[Any], Comparator]:
         """A function gold value -> comparator for one path, built once per path: a configured
         type answers at once; otherwise the answer is cached per Python type, except for
-        strings that may be dates (only those starting with a digit or a space are checked)."""
+        strings that may be dates or measurements (those starting with a digit, a space, a
+        sign or a point are checked one by one)."""
         r = self._resolvers.get(path)
         if r is not None:
             return r
@@ -294,7 +316,7 @@ class Comparators:
             t = type(value)
             if t is str:
                 head = value[:1]
-                if head.isdigit() or head.isspace():
+                if head.isdigit() or head.isspace() or head in _SIGNED:
                     return resolve(path, value)
             c = by_type.get(t)
             if c is None:
@@ -306,7 +328,7 @@ class Comparators:
 
     def _resolve(self, path: str, gold: Any) -> Comparator:
         rule = self._config.fields.get(path)
-        type_ = rule.type if rule is not None and rule.type else self.infer_type(gold)
+        type_ = rule.type if rule is not None and rule.type else self.infer_type(gold, path)
         key = (path, type_)
         comp = self._by_key.get(key)
         if comp is None:
@@ -314,3 +336,7 @@ class Comparators:
             comp = Comparator(type_, _kind(type_, r), r, self._formats)
             self._by_key[key] = comp
         return comp
+
+
+_SIGNED: Final = frozenset("-+−–.")
+"""First characters of a measurement besides digits and spaces ("-18 °C", ".5 mg")."""

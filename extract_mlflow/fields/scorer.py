@@ -28,6 +28,7 @@ from ..core.paths import (
 )
 from .align import Similarity, assign, bulk_similarity, pair_identical
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
+from .units import is_measurement
 
 # Error categories (stable names, used in reports and artifacts).
 WRONG_VALUE = "wrong_value"
@@ -103,16 +104,30 @@ class FieldState:
 
     ``types_seen`` holds (path, type) for every gold value read as a type, ``skipped`` the
     ignored paths met, ``gold_type_errors`` the gold values that do not read as their field's
-    type."""
+    type. Of the paths without a configured type, ``measured`` holds those with a gold value
+    that is a measurement ("1.2 kg"), ``plain`` those with one that is not (every gold value
+    is noted, matched to the letter or not)."""
 
     types_seen: set[tuple[str, str]] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)
     gold_type_errors: Counter[str] = field(default_factory=Counter)
+    measured: set[str] = field(default_factory=set)
+    plain: set[str] = field(default_factory=set)
 
     def merge(self, other: FieldState) -> None:
         self.types_seen |= other.types_seen
         self.skipped |= other.skipped
         self.gold_type_errors.update(other.gold_type_errors)
+        self.measured |= other.measured
+        self.plain |= other.plain
+
+    def quantities(self) -> list[str]:
+        """The paths every gold value of which is a measurement: inferred ``quantity``."""
+        return sorted(self.measured - self.plain)
+
+    def mixed(self) -> frozenset[str]:
+        """The paths whose gold values are partly measurements: not inferred ``quantity``."""
+        return frozenset(self.measured & self.plain)
 
 
 _UNSET: Any = object()
@@ -121,16 +136,18 @@ _SCALARS = (str, int, float, bool)
 
 
 class FieldScorer:
-    """Scores documents field by field under one config. Not thread-safe (it caches)."""
+    """Scores documents field by field under one config. Not thread-safe (it caches). `mixed`:
+    the paths where no ``quantity`` is inferred (:meth:`FieldState.mixed` of a first pass)."""
 
     def __init__(
         self,
         config: Config | None = None,
         skip_keys: Iterable[str] = (),
         state: FieldState | None = None,
+        mixed: frozenset[str] = frozenset(),
     ) -> None:
         self.config = config or Config()
-        self.comparators = Comparators(self.config)
+        self.comparators = Comparators(self.config, mixed)
         self._ignored = frozenset(p for p, r in self.config.fields.items() if r.ignore)
         # top-level keys never scored: the id, call metadata, inputs of other metric families
         self._top_skip = frozenset({self.config.id_key, *META_KEYS, *skip_keys})
@@ -144,6 +161,11 @@ class FieldScorer:
         self.skipped = self.state.skipped
         self.types_seen = self.state.types_seen
         self.gold_type_errors = self.state.gold_type_errors
+        self.measured = self.state.measured
+        self.plain = self.state.plain
+        # paths whose gold values need no more noting: a configured type, or known mixed
+        configured = {p for p, r in self.config.fields.items() if r.type}
+        self._settled = configured | (self.measured & self.plain)
 
     # -- public -------------------------------------------------------------------------
     def score(self, gold: dict[str, Any], pred: dict[str, Any] | None) -> DocCounts:
@@ -201,6 +223,8 @@ class FieldScorer:
             if not is_absent(p):
                 self._expand(p, path, acc, HALLUCINATED, gold_side=False)
             return
+        if path not in self._settled:
+            self._see(path, g)
         tp_ = type(p)
         if tp_ is tg and g == p:
             acc.tp(path)
@@ -227,6 +251,7 @@ class FieldScorer:
         child = self._paths.children(parent)
         counts = acc.counts
         ignored = self._ignored
+        settled = self._settled
         for key, gv in g.items():
             if key in skip:
                 continue
@@ -245,14 +270,33 @@ class FieldScorer:
                     counts[path] = [1, 0, 0]
                 else:
                     c[0] += 1
+                if path not in settled:
+                    self._see(path, gv)
             else:
                 self._node(gv, pv, path, acc)
         for key, pv in p.items():
             if key not in g and key not in skip:
                 self._node(None, pv, child.get(key) or self._paths.child(parent, key), acc)
 
+    def _see(self, path: str, value: Any) -> None:
+        """Note gold value `value` at `path` (no configured type) as a measurement or not."""
+        (self.measured if type(value) is str and is_measurement(value) else self.plain).add(path)
+        if path in self.measured and path in self.plain:
+            self._settled.add(path)  # known to be mixed: no more noting
+
     def _leaf(self, g: Any, p: Any, path: str, acc: DocCounts) -> None:
         """Compare two present scalars that differ as written: read both as the field type."""
+        category = self.compare_leaf(path, g, p)
+        if category is None:
+            acc.tp(path)
+        else:
+            acc.wrong(path, category, g, p)
+
+    def compare_leaf(self, path: str, g: Any, p: Any) -> str | None:
+        """How prediction `p` scores against gold `g` (present scalars at `path`): None when
+        it matches (as written, or read as the field's type), else the error category."""
+        if type(g) is type(p) and g == p:
+            return None
         comp = self.comparators.for_leaf(path, g)
         self.types_seen.add((path, comp.type))
         cg = comp.canon(g)
@@ -261,11 +305,8 @@ class FieldScorer:
             comp, cg = TEXT, TEXT.canon(g)
         cp = comp.canon(p)
         if cp is TYPE_ERROR:
-            acc.wrong(path, TYPE_ERR, g, p)
-        elif comp.equal(cg, cp):
-            acc.tp(path)
-        else:
-            acc.wrong(path, WRONG_VALUE, g, p)
+            return TYPE_ERR
+        return None if comp.equal(cg, cp) else WRONG_VALUE
 
     def _expand(
         self, value: Any, path: str, acc: DocCounts, category: str, gold_side: bool
@@ -277,6 +318,8 @@ class FieldScorer:
             if leaf.value is PRUNED:
                 self.skipped.add(leaf.path)
             elif gold_side:
+                if leaf.path not in self._settled:
+                    self._see(leaf.path, leaf.value)
                 self.types_seen.add(
                     (leaf.path, self.comparators.for_leaf(leaf.path, leaf.value).type)
                 )
@@ -379,6 +422,8 @@ class FieldScorer:
             self.skipped.add(ipath)
             return
         gold = [x for x in gl if not is_absent(x)]
+        for x in () if ipath in self._settled else gold:
+            self._see(ipath, x)
         pred = []
         for x in pl:
             if type(x) is dict or type(x) is list:  # an object where a scalar belongs

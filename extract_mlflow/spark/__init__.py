@@ -256,13 +256,17 @@ def _evaluate(
         groups = gold_rows.map(lambda r: (r[2], (r[0], r[1], r[5]))).cogroup(
             pred_rows.filter(lambda r: r[1] is not None).map(lambda r: (r[1], (r[0], r[4])))
         )
-        score = functools.partial(_score, setup, pnamed.unit(), src_bc)
-        parts = groups.mapPartitions(score).persist(keep)
-        try:
-            parts.count()  # scored in parallel; then brought to the driver one at a time
-            run, unknown, matched = _merged(parts.toLocalIterator(), setup, gnamed, pnamed, empty)
-        finally:
-            parts.unpersist()
+        again: Setup | None = setup
+        while again is not None:  # twice at most: see Evaluation.rescored_setup
+            score = functools.partial(_score, again, pnamed.unit(), src_bc)
+            parts = groups.mapPartitions(score).persist(keep)
+            try:
+                parts.count()  # scored in parallel; then brought to the driver one at a time
+                blobs = parts.toLocalIterator()
+                run, unknown, matched = _merged(blobs, again, gnamed, pnamed, empty)
+            finally:
+                parts.unpersist()
+            again = run.rescored_setup()
         gs = GoldSet(
             {i: {} for i in matched}, gnamed.source, gold_digest or _digest(gold, gold_lines)
         )

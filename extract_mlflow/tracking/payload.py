@@ -83,8 +83,16 @@ RESERVED_TAG_PREFIXES = ("mlflow.", "extract_mlflow.")
 there could forge how a run was scored, so it is refused."""
 
 
-RESERVED_PARAMS = ("config_digest", "id_key", "scorer_version", "gold_digest", "pred_digest")
-"""The params every evaluation run carries: a user param of the same name is refused."""
+RESERVED_PARAMS = (
+    "config_digest",
+    "id_key",
+    "scorer_version",
+    "gold_digest",
+    "pred_digest",
+    "inferred_types",
+)
+"""The params an evaluation run sets itself (``inferred_types`` only when a type was inferred
+from all of a field's gold values): a user param of the same name is refused."""
 
 
 # -- pure helpers: params, tags, batches -------------------------------------------------------
@@ -143,8 +151,9 @@ def fit(value: str, limit: int) -> str:
 
 
 def report_params(report: Report, extra: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The params of an evaluation run (config digest, id key, scorer version, input digests)
-    plus the user's (ours win on a clash), all within MLflow's limits."""
+    """The params of an evaluation run (config digest, id key, scorer version, input digests,
+    the types inferred from all of a field's gold values as compact JSON) plus the user's (ours
+    win on a clash), all within MLflow's limits."""
     params = {str(k): str(v) for k, v in (extra or {}).items()}
     params.update(config_digest=report.config.digest(), id_key=report.config.id_key)
     params["scorer_version"] = report.scorer_version
@@ -152,6 +161,10 @@ def report_params(report: Report, extra: Mapping[str, Any] | None = None) -> dic
         params["gold_digest"] = report.gold_digest
     if report.pred_digest:
         params["pred_digest"] = report.pred_digest
+    if report.inferred_types:
+        params["inferred_types"] = json.dumps(
+            report.inferred_types, ensure_ascii=False, separators=(",", ":")
+        )
     return {k: fit(redact(v), MAX_PARAM_LENGTH) for k, v in params.items()}
 
 

@@ -4,8 +4,9 @@
   iteration: the headline, the weakest fields with mismatch examples, documents that produced
   nothing usable, missing sections.
 - :func:`field_hints`: example values per field drawn from *other* gold documents, never from
-  the document being extracted (so a prompt can show the expected format without leaking the
-  answer); :func:`hints_text` renders them.
+  the document being extracted, and never a value that would score as that document's own
+  answer (so a prompt can show the expected format without leaking the answer);
+  :func:`hints_text` renders them.
 
 >>> gold = {"a": {"id": "a", "total": 10}, "b": {"id": "b", "total": 12.5}}
 >>> field_hints(gold, "a")
@@ -18,9 +19,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import Config
 from ..core.language import tr
 from ..core.paths import document_leaves
 from ..core.text import compact, fmt
+from ..fields.scorer import MISSING, DocCounts, FieldScorer
 from ..io.loading import load_gold
 
 if TYPE_CHECKING:
@@ -136,6 +139,15 @@ def _hashable(value: Any) -> Any:
     )
 
 
+class Hints(dict[str, list[Any]]):
+    """Field path -> example values (a dict), and :attr:`withheld`: per path, how many distinct
+    values of the other documents were left out because they equal the document's own."""
+
+    def __init__(self, values: Mapping[str, list[Any]], withheld: Mapping[str, int]) -> None:
+        super().__init__(values)
+        self.withheld = dict(withheld)
+
+
 def field_hints(
     gold: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]] | str | Path,
     doc_id: str,
@@ -144,20 +156,36 @@ def field_hints(
     per_field: int = 3,
     fields: Sequence[str] | None = None,
     ignore: Iterable[str] = (),
-) -> dict[str, list[Any]]:
+    config: Config | None = None,
+) -> Hints:
     """Up to `per_field` distinct example values per field path, drawn in gold order from the
-    gold documents other than `doc_id` (never from `doc_id` itself).
+    gold documents other than `doc_id` (never from `doc_id` itself), leaving out every value
+    that equals one of `doc_id`'s own gold values of that field as the scorer compares them
+    under `config` (its types, tolerances and units, and the types inferred from the whole
+    gold set: "522 min⁻¹" is withheld beside a gold "8.7 s⁻¹"); how many were left out is the
+    result's ``withheld``.
 
     `gold` is a gold JSONL path, a mapping id → document (e.g. ``GoldSet.docs``) or an iterable
     of documents carrying `id_key`. `fields` restricts (and orders) the paths; `ignore` drops
     paths (e.g. fields the config ignores). Paths are sorted when `fields` is None.
     """
+    cfg = config or Config()
+    if cfg.id_key != id_key:
+        cfg = cfg.model_copy(update={"id_key": id_key})
     if isinstance(gold, str | Path):
         gold = load_gold(gold, id_key).docs
+    docs = list(_as_docs(gold, id_key))
+    scorer = _scorer(cfg, [doc for _, doc in docs])
+    own: dict[str, list[Any]] = {}
+    for other_id, doc in docs:
+        if other_id == str(doc_id):
+            for path, value, _ in document_leaves(doc, {id_key}):
+                own.setdefault(path, []).append(value)
     skip = set(ignore)
     hints: dict[str, list[Any]] = {}
     seen: dict[str, set[Any]] = {}
-    for other_id, doc in _as_docs(gold, id_key):
+    withheld: dict[str, set[Any]] = {}
+    for other_id, doc in docs:
         if other_id == str(doc_id):
             continue
         for path, value, _ in document_leaves(doc, {id_key}):
@@ -165,11 +193,27 @@ def field_hints(
                 continue
             values, keys = hints.setdefault(path, []), seen.setdefault(path, set())
             key = _hashable(value)
-            if len(values) < per_field and key not in keys:
+            if key in keys or key in withheld.get(path, ()):
+                continue
+            if any(scorer.compare_leaf(path, g, value) is None for g in own.get(path, ())):
+                withheld.setdefault(path, set()).add(key)
+            elif len(values) < per_field:
                 values.append(value)
                 keys.add(key)
     order = list(fields) if fields is not None else sorted(hints)
-    return {p: hints[p] for p in order if p in hints}
+    return Hints(
+        {p: hints[p] for p in order if hints.get(p)},
+        {p: len(withheld[p]) for p in order if p in withheld},
+    )
+
+
+def _scorer(config: Config, docs: list[Mapping[str, Any]]) -> FieldScorer:
+    """The scorer of `config` on this gold set: the types it infers from all gold values
+    (read off every gold value, as a scoring pass does) are those of the comparison."""
+    seen = FieldScorer(config)
+    for doc in docs:
+        seen.expand_gold(dict(doc), MISSING, DocCounts())
+    return FieldScorer(config, mixed=seen.state.mixed())
 
 
 def hints_text(hints: Mapping[str, Sequence[Any]], value_limit: int = 60) -> str:

@@ -48,6 +48,9 @@ def report_notes(report: Report) -> list[str]:
         notes.append(tr("note.unattributed", line=u))
     if report.skipped:
         notes.append(tr("note.skipped", paths=", ".join(f"`{s}`" for s in report.skipped)))
+    if report.inferred_types:
+        inferred = ", ".join(f"`{p}` {t}" for p, t in report.inferred_types.items())
+        notes.append(tr("note.inferred", fields=inferred))
     for path, n in report.gold_type_errors.items():
         notes.append(tr("note.gold_type", n=n, path=path))
     for d in report.layouts:
