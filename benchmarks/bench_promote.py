@@ -283,6 +283,8 @@ def run_race(
     done = []
     for n in range(rounds):
         seed_holder = worst if n % 2 == 0 else None
+        if proxy is not None:
+            proxy.calls.clear()  # count this round's requests only
         done.append(race_round(uri, runners, n, seed_holder, rng, 3600.0, via, call_timeout))
         print(done[-1].line(), flush=True)
         for o in sorted(done[-1].outcomes, key=lambda o: o.corrupted) if proxy else ():
