@@ -226,6 +226,26 @@ def test_a_held_lease_is_waited_for_then_refused(world: World, number: int | Non
 
 
 @pytest.mark.server
+def test_a_ticket_is_renewed_in_time_and_never_used_once_it_lapsed(world: World) -> None:
+    """`keep` renews a ticket that runs short while it is still valid (the lease stays ours),
+    and refuses one whose validity ended before the renewal landed (someone may have passed
+    it); the lapsed ticket is then released like any other."""
+    name = fresh_model(world, world.baseline)
+    registry = Registry(client_for(world.uri), Target(name, "model"))
+    policy = LeasePolicy(call_bound=3, skew=0)
+    lease = registry.acquire(policy)
+    assert policy.margin < lease.remaining() <= lease.ttl == 3 + 0 + 5  # MIN_HOLD: fast server
+    time.sleep(max(0.0, lease.remaining() - 2.5))  # short: less than the margin left
+    assert lease.remaining() < policy.margin
+    assert registry.keep(lease, policy) and lease.remaining() >= policy.margin  # renewed
+    time.sleep(max(0.0, lease.remaining() + 0.2))  # expired, as every other promote sees it
+    assert not registry.keep(lease, policy)
+    assert tickets(world, name) == [f"{LEASE_TAG}.{lease.token}"]  # the late renewal landed
+    registry.release(lease)
+    assert tickets(world, name) == []
+
+
+@pytest.mark.server
 def test_a_holder_that_moved_is_regated(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """The alias moves between the first gating and the lease (another promote won meanwhile):
     the candidate is re-gated against the new holder, and is superseded when it does not beat

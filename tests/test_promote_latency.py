@@ -9,7 +9,9 @@ tagged ``superseded`` or ``failed``, no promote exits 2 or names its own lease, 
 left, and every promote keeps its ``--timeout`` bound (README "Concurrent promotions"): each
 of its requests took at most ``--timeout``, and its wall time is at most its number of requests
 × (``--timeout`` + 1 s) plus its local work (start-up, scoring, bootstrap), allowed a minute.
-The figures of a hostile run are printed by ``benchmarks/bench_promote.py --delay 3``."""
+The figures of a hostile run are printed by ``benchmarks/bench_promote.py --delay 3``. Without
+a server: how tickets are read from tags and ordered, and how the lease policy follows its
+bounds."""
 
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ import pytest
 from conftest import MlflowServer
 from servers import Call, delaying_proxy, uri_of
 
-from extract_mlflow.tracking.registry import LEASE_TAG, Ticket
+from extract_mlflow.errors import InputError
+from extract_mlflow.tracking.registry import LEASE_TAG, LeasePolicy, Ticket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -121,3 +124,44 @@ def test_a_promote_behind_a_stuck_lease_exits_within_its_timeout_bound(
     tags = client.get_registered_model(model).tags
     assert [k for k in tags if k.startswith(LEASE_TAG)] == [stuck.key]
     assert dict(client.get_registered_model(model).aliases) == {"champion": holder}
+
+
+# -- pure: tickets and the policy -------------------------------------------------------------
+def test_tickets_are_read_from_their_own_tags_only() -> None:
+    ticket = Ticket("ab12", 3, 1e9, "h:1")
+    assert Ticket.from_tag(ticket.key, ticket.to_text()) == ticket
+    assert Ticket.from_tag(f"{LEASE_TAG}.cd", '{"number": null, "expires": 5}') == Ticket(
+        "cd", None, 5.0, "?"
+    )
+    for key, text in [
+        (LEASE_TAG, ticket.to_text()),  # the old single lease tag is no ticket
+        (f"{LEASE_TAG}.", ticket.to_text()),
+        ("extract_mlflow.promotion.verdict", "passed"),
+        (ticket.key, "not json"),
+        (ticket.key, '{"number": 1}'),
+        (ticket.key, '{"number": "x", "expires": 1}'),
+        (ticket.key, ""),
+    ]:
+        assert Ticket.from_tag(key, text) is None, (key, text)
+
+
+def test_a_ticket_is_ahead_when_choosing_or_lower() -> None:
+    choosing, one, two = Ticket("b", None, 0), Ticket("b", 1, 0), Ticket("b", 2, 0)
+    assert choosing.ahead_of(1, "a") and one.ahead_of(2, "a") and not two.ahead_of(1, "a")
+    assert Ticket("a", 2, 0).ahead_of(2, "b") and not Ticket("c", 2, 0).ahead_of(2, "b")
+    everyone = [Ticket(t, n, 0) for t, n in [("a", 1), ("b", 1), ("c", 2), ("d", 3)]]
+    first = [
+        t for t in everyone if not any(o.ahead_of(t.number, t.token) for o in everyone if o != t)
+    ]
+    assert first == [everyone[0]]  # exactly one ticket has nobody ahead
+
+
+def test_the_lease_policy_follows_the_call_bound_and_the_round_trip() -> None:
+    policy = LeasePolicy(call_bound=30)
+    assert (policy.margin, policy.patience) == (30, 180)
+    assert policy.ttl(0.01) == 30 + 5 + 5 and policy.ttl(3.0) == 30 + 5 + 24
+    assert LeasePolicy(call_bound=30, wait=7).patience == 7
+    assert all(0.025 <= policy.pause(n) <= 1.0 for n in range(40))
+    for bad in [{"call_bound": 0}, {"wait": -1}, {"skew": -1}, {"backoff": (0, 1)}]:
+        with pytest.raises(InputError, match="lease policy"):
+            LeasePolicy(**bad)  # type: ignore[arg-type]
