@@ -1,6 +1,6 @@
 """Promotion race: 8 concurrent `extract-mlflow promote` processes on one alias, 20 rounds.
 
-    python benchmarks/bench_promote.py [--racers 8] [--rounds 20]
+    python benchmarks/bench_promote.py [--racers 8] [--rounds 20] [--delay 0] [--timeout S]
 
 Each round registers a fresh model whose versions come from evaluation runs of strictly
 different quality (the invoice example's gold, predicted exactly except for k corrupted
@@ -12,23 +12,31 @@ Per round it prints the exit codes (in order of quality, best first), the final 
 version, whether the outcome equals a serial order (every exit 0 moved the alias from the version
 it was gated against, the moves chain from the first holder to the final one), and the time.
 It starts its own `mlflow server` (127.0.0.1, a free port, a temporary SQLite store and artifact
-root, its own process group) and stops the whole group at the end. It prints figures and exits
-0; `tests/test_promote_race.py` asserts the same properties against the test server.
+root, its own process group) and stops the whole group at the end. With `--delay D` the
+promotes talk to it through the delaying proxy of `tests/servers.py`, which answers every
+request D seconds late, and each promote's line (exit code, verdict, wall time, requests) is
+printed too; `--timeout` is passed on to the promotes. It prints figures and exits 0;
+`tests/test_promote_race.py` and `tests/test_promote_latency.py` assert the same properties
+against the test server.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import random
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +96,16 @@ class Outcome:
     result: dict[str, Any] | None
     stderr: str
     verdict: str | None = None
+    pid: int = 0
+    seconds: float = 0.0  # from its start to its exit
+    user: str = ""  # the basic-auth user it sent (through a proxy), "" without
+
+    def line(self, requests: int | None = None) -> str:
+        sent = "" if requests is None else f"  {requests:>3} requests"
+        return (
+            f"  v{self.version:<3} k{self.corrupted}  exit {self.code}  "
+            f"{self.verdict or '-':<10}  {self.seconds:6.1f} s{sent}"
+        )
 
 
 @dataclass
@@ -138,6 +156,9 @@ class RaceRound:
                 found.append(f"version {o.version} lost (exit 1) but is tagged {o.verdict}")
             elif o.code == 0 and o.verdict not in ("passed", "first"):
                 found.append(f"version {o.version} exited 0 but is tagged {o.verdict}")
+            itself = f"{socket.gethostname()}:{o.pid}"
+            if o.pid and itself in o.stderr:
+                found.append(f"version {o.version} names its own lease ({itself}) on stderr")
         chain = self.chain_problem()
         if chain:
             found.append(chain)
@@ -164,10 +185,28 @@ def _add_version(client: Any, model: str, run_id: str) -> str:
     return str(client.create_model_version(model, source, run_id=run_id).version)
 
 
-def _promote_cmd(uri: str, model: str, version: str, first: bool) -> list[str]:
+def _promote_cmd(
+    uri: str, model: str, version: str, first: bool, call_timeout: float | None = None
+) -> list[str]:
     cmd = [sys.executable, "-m", "extract_mlflow", "promote", model, version]
     cmd += ["--max-drop", "f1=0", "--tracking-uri", uri, "--format", "json"]
+    cmd += ["--timeout", f"{call_timeout:g}"] if call_timeout is not None else []
     return cmd + (["--allow-first"] if first else [])
+
+
+def _as_user(uri: str, user: str) -> str:
+    """`uri` with basic-auth user `user` (password ``x``): how a proxy tells the racers apart."""
+    parts = urllib.parse.urlsplit(uri)
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:x@{parts.netloc}"))
+
+
+def _run(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int, int, str, str, float]:
+    """Run one promote; its pid, exit code, stdout, stderr and wall time."""
+    started = time.perf_counter()
+    pipe = subprocess.PIPE
+    with subprocess.Popen(cmd, text=True, env=env, stdout=pipe, stderr=pipe) as proc:
+        out, err = proc.communicate(timeout=timeout)
+    return proc.pid, proc.returncode, out, err, time.perf_counter() - started
 
 
 def race_round(
@@ -177,9 +216,13 @@ def race_round(
     seed_holder: GradedRun | None,
     rng: random.Random,
     timeout: float = 600.0,
+    via: str | None = None,
+    call_timeout: float | None = None,
 ) -> RaceRound:
     """One round: a fresh model, one version per racer (shuffled), the alias on `seed_holder`'s
-    version (or unset), and one promote process per version started at once."""
+    version (or unset), and one promote process per version started at once. The promotes talk
+    to `via` (a proxy of `uri`) when given, each as basic-auth user ``racer<k>`` (k: its
+    corruption level), and pass `call_timeout` as ``--timeout``."""
     client = _client(uri)
     model = f"race-{uuid.uuid4().hex[:10]}"
     client.create_registered_model(model)
@@ -192,19 +235,30 @@ def race_round(
     best = version_of[min(racers, key=lambda r: r.corrupted).run_id]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     started = time.perf_counter()
-    procs = []
-    for r in shuffled:
-        cmd = _promote_cmd(uri, model, version_of[r.run_id], seed_holder is None)
-        pipe = subprocess.PIPE
-        procs.append((r, subprocess.Popen(cmd, text=True, env=env, stdout=pipe, stderr=pipe)))
+    users = {r.run_id: f"racer{r.corrupted}" if via else "" for r in shuffled}
+    with ThreadPoolExecutor(len(shuffled)) as pool:
+        runs = {
+            r.run_id: pool.submit(
+                _run,
+                _promote_cmd(
+                    _as_user(via, users[r.run_id]) if via else uri,
+                    model, version_of[r.run_id], seed_holder is None, call_timeout,
+                ),
+                env,
+                timeout,
+            )
+            for r in shuffled
+        }  # fmt: skip
     outcomes = []
-    for r, proc in procs:
-        out, err = proc.communicate(timeout=timeout)
+    for r in shuffled:
+        pid, code, out, err, wall = runs[r.run_id].result()
         try:
             result = json.loads(out) if out.strip() else None
         except json.JSONDecodeError:
             result = None
-        outcomes.append(Outcome(version_of[r.run_id], r.corrupted, proc.returncode, result, err))
+        outcome = Outcome(version_of[r.run_id], r.corrupted, code, result, err)
+        outcome.pid, outcome.seconds, outcome.user = pid, wall, users[r.run_id]
+        outcomes.append(outcome)
     seconds = time.perf_counter() - started
     for o in outcomes:
         o.verdict = client.get_model_version(model, o.version).tags.get(VERDICT_TAG)
@@ -212,15 +266,29 @@ def race_round(
     return RaceRound(number, model, initial, best, final, outcomes, seconds)
 
 
-def run_race(uri: str, racers: int, rounds: int, seed: int = 0) -> list[RaceRound]:
-    """Log the graded runs once, then `rounds` rounds (even: seeded holder; odd: empty)."""
+def run_race(
+    uri: str,
+    racers: int,
+    rounds: int,
+    seed: int = 0,
+    proxy: Any = None,
+    call_timeout: float | None = None,
+) -> list[RaceRound]:
+    """Log the graded runs once, then `rounds` rounds (even: seeded holder; odd: empty); through
+    `proxy` (a delaying proxy of `uri`) when given, printing each promote's line."""
     graded = log_graded_runs(uri, list(range(racers + 1)), f"promote-race-{uuid.uuid4().hex[:6]}")
     runners, worst = graded[:racers], graded[racers]
     rng = random.Random(seed)
+    via = None if proxy is None else "http://{}:{}".format(*proxy.server_address[:2])
     done = []
     for n in range(rounds):
-        done.append(race_round(uri, runners, n, worst if n % 2 == 0 else None, rng))
+        seed_holder = worst if n % 2 == 0 else None
+        if proxy is not None:
+            proxy.calls.clear()  # count this round's requests only
+        done.append(race_round(uri, runners, n, seed_holder, rng, 3600.0, via, call_timeout))
         print(done[-1].line(), flush=True)
+        for o in sorted(done[-1].outcomes, key=lambda o: o.corrupted) if proxy else ():
+            print(o.line(sum(c.user == o.user for c in proxy.calls)), flush=True)
     return done
 
 
@@ -229,17 +297,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--racers", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--delay", type=float, default=None, help="answer every request this many seconds late"
+    )
+    ap.add_argument("--timeout", type=float, default=None, help="the promotes' --timeout")
     args = ap.parse_args(argv)
     import mlflow  # noqa: F401  (configures its loggers on import: quiet them afterwards)
 
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-promote-") as tmp,
-        mlflow_server(Path(tmp)) as uri,
-    ):
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-promote-"))
+        uri = stack.enter_context(mlflow_server(Path(tmp)))
+        proxy = None
+        if args.delay is not None:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+            from servers import delaying_proxy
+
+            proxy = stack.enter_context(delaying_proxy(uri, args.delay))
+            print(f"proxy         every request {args.delay:g} s late")
         t0 = time.perf_counter()
-        done = run_race(uri, args.racers, args.rounds, args.seed)
+        done = run_race(uri, args.racers, args.rounds, args.seed, proxy, args.timeout)
         total = time.perf_counter() - t0
     broken = [r for r in done if r.problems()]
     codes = [o.code for r in done for o in r.outcomes]

@@ -386,7 +386,9 @@ def promote(
     absolute thresholds apply). VERSION is tagged with the verdict, a summary and the gate
     criteria either way, and its run gets the comparison page (eval/comparison.html).
     Concurrent promotes of one alias are serialised by a lease on NAME and
-    re-gated against the actual holder before the alias moves. Exit 0 promoted, 1 a gate failed
+    re-gated against the actual holder before the alias moves; --timeout bounds each tracking
+    call, and a promote waits for the promotes ahead of it as long as they finish (exit 2 once
+    none has for 6 × --timeout). Exit 0 promoted, 1 a gate failed
     or the promotion was superseded by a concurrent one (alias not moved by it), 2 bad input
     (including a run that is not FINISHED and no gate evaluated) or an unreachable server.
     """

@@ -253,6 +253,8 @@ def _use_timeout(ctx: click.Context, param: click.Parameter, value: float | None
     """Make `--timeout` the bound of every tracking call of this command (reset at its end)."""
     if value is None:
         return
+    if not math.isfinite(value):  # FloatRange lets nan and inf through: no bound at all
+        raise click.BadParameter(f"{value}: expected a finite number of seconds above 0")
     from .tracking.client import request_timeout
 
     ctx.with_resource(request_timeout(value))

@@ -1,17 +1,20 @@
 """Misbehaving HTTP servers for the tracking fault tests, all on 127.0.0.1 and all stopped by
 their context managers: a server that answers ``/health`` and hangs on every API call, a proxy
-to a real ``mlflow server`` that freezes once a condition is met, and an ``mlflow server`` with
-MLflow's basic-auth app.
+to a real ``mlflow server`` that freezes once a condition is met, a proxy that answers every
+request only after a delay, and an ``mlflow server`` with MLflow's basic-auth app.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import http.client
 import secrets
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -19,6 +22,20 @@ from conftest import MlflowServer
 
 HANG_SECONDS = 120.0
 """How long a hanging handler waits at most (it is released when its server stops)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request a delaying proxy forwarded: who sent it (the basic-auth user, "" without),
+    what it was, when it arrived and was done with (``time.monotonic()``), and whether the
+    client was still there to take the answer."""
+
+    user: str
+    method: str
+    path: str
+    arrived: float
+    done: float
+    answered: bool
 
 
 class _Server(ThreadingHTTPServer):
@@ -31,6 +48,8 @@ class _Server(ThreadingHTTPServer):
     fail_when: Callable[[str, str], bool]
     hang_when: Callable[[str, str], bool]
     upstream: str
+    delay: float
+    calls: list[Call]
 
 
 class _HangingHandler(BaseHTTPRequestHandler):
@@ -82,6 +101,13 @@ class _FreezingProxy(_HangingHandler):
         if self.server.fail_when(*self._call()):
             self._answer(500, b"broken on purpose", {"Content-Type": "text/plain"})
             return
+        status, data, headers = self._forward(body)
+        if self.server.freeze_when(*self._call()):
+            self.server.frozen.set()
+        self._answer(status, data, headers)
+
+    def _forward(self, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """Send the request to the upstream server; its status, body and content type."""
         target = urllib.parse.urlsplit(self.server.upstream)
         conn = http.client.HTTPConnection(target.hostname or "", target.port, timeout=60)
         skip = {"host", "content-length", "connection", "transfer-encoding"}
@@ -92,13 +118,41 @@ class _FreezingProxy(_HangingHandler):
             data = resp.read()
         finally:
             conn.close()
-        if self.server.freeze_when(*self._call()):
-            self.server.frozen.set()
         keep = {"content-type"}
-        self._answer(resp.status, data, {k: v for k, v in resp.getheaders() if k.lower() in keep})
+        return resp.status, data, {k: v for k, v in resp.getheaders() if k.lower() in keep}
 
     def _call(self) -> tuple[str, str]:
         return self.command, self.path
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+
+class _DelayingProxy(_FreezingProxy):
+    """Forwards every request (``/health`` included) to the real server after waiting `delay`
+    seconds, and records it as a :class:`Call`."""
+
+    def _handle(self) -> None:
+        arrived = time.monotonic()
+        body = self._read_body()
+        self.server.requests.append(f"{self.command} {self.path}")
+        self.server.release.wait(self.server.delay)  # cut short when the proxy stops
+        status, data, headers = self._forward(body)
+        answered = True
+        try:
+            self._answer(status, data, headers)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+            answered = False
+        call = Call(self._user(), self.command, self.path, arrived, time.monotonic(), answered)
+        self.server.calls.append(call)
+
+    def _user(self) -> str:
+        """The basic-auth user name of the request ("" without one)."""
+        scheme, _, value = (self.headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() != "basic":
+            return ""
+        with contextlib.suppress(ValueError):
+            return base64.b64decode(value).decode("utf-8").partition(":")[0]
+        return ""
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
@@ -150,6 +204,17 @@ def freezing_proxy(upstream: str, freeze_when: Callable[[str, str], bool]) -> It
         "hang_when": never,
     }
     with _serve(_FreezingProxy, **attrs) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def delaying_proxy(upstream: str, delay: float) -> Iterator[_Server]:
+    """A proxy to `upstream` that answers every request `delay` seconds late (the wait comes
+    before the request is forwarded, as on a server slow to take it up). Its `calls` list each
+    answered request with the basic-auth user that sent it: give each client its own user in
+    the URI (``http://NAME:x@host:port``; a server without the auth app ignores it) to tell
+    their requests apart."""
+    with _serve(_DelayingProxy, upstream=upstream, delay=delay, calls=[]) as server:
         yield server
 
 

@@ -498,6 +498,10 @@ def test_unreachable_uri_with_credentials_names_the_host_not_the_password() -> N
     assert "Sekr3t-pw" not in err + out
 
 
-def test_timeout_must_be_positive() -> None:
-    code, _, err = cli("score", GOLD, BASELINE, "--timeout", "0")
-    assert code == 2 and "--timeout" in err
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "-inf"])
+@pytest.mark.parametrize("command", ["score", "promote"])
+def test_timeout_must_be_a_finite_positive_number(command: str, value: str) -> None:
+    """nan and inf would bound nothing (inf once made a traceback): exit 2, one usage line."""
+    args = [GOLD, BASELINE] if command == "score" else ["model", "1", "--max-drop", "f1=0"]
+    code, _, err = cli(command, *args, "--timeout", value)
+    assert code == 2 and "Invalid value for '--timeout'" in err and "Traceback" not in err

@@ -155,6 +155,36 @@ def http_env(timeout: float) -> dict[str, str]:
     }
 
 
+def call_bound() -> float:
+    """The longest one MLflow HTTP call may take under the ``MLFLOW_HTTP_REQUEST_*`` settings in
+    force (those :func:`http_env` set for ``--timeout``, or the user's own, else MLflow's
+    defaults): every attempt's timeout plus urllib3's back-off between them (none before the
+    first retry, then factor × 2ⁿ plus up to the jitter, each wait at most 120 s).
+
+    >>> with env_defaults(http_env(30.0), override=True):
+    ...     call_bound()
+    29.0
+    """
+    from mlflow.environment_variables import (
+        MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR,
+        MLFLOW_HTTP_REQUEST_BACKOFF_JITTER,
+        MLFLOW_HTTP_REQUEST_MAX_RETRIES,
+        MLFLOW_HTTP_REQUEST_TIMEOUT,
+    )
+
+    retries, factor, jitter, per_try = (
+        float(var.get())  # type: ignore[no-untyped-call]
+        for var in (
+            MLFLOW_HTTP_REQUEST_MAX_RETRIES,
+            MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR,
+            MLFLOW_HTTP_REQUEST_BACKOFF_JITTER,
+            MLFLOW_HTTP_REQUEST_TIMEOUT,
+        )
+    )
+    waits = sum(min(120.0, factor * 2**n + jitter) for n in range(1, int(retries)))
+    return float((retries + 1) * per_try + waits)
+
+
 FAST_HTTP_ENV = http_env(DEFAULT_TIMEOUT)
 """MLflow's HTTP settings while we log (unless the user set them): a few retries, not minutes."""
 

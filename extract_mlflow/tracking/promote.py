@@ -10,39 +10,52 @@ Concurrent promotions
 Several ``promote`` calls on one alias at once must end as if they had run one after another:
 each one that moves the alias moves it *from the version it was gated against*. MLflow has no
 compare-and-set on an alias, so the moves are serialised by a **lease** on the registered model
-(or prompt): the tag ``extract_mlflow.promotion.lease`` holding a random token, the owner and a
-wall-clock expiry. A promote
+(or prompt), taken by Lamport's bakery algorithm over tags: every promote has its own **ticket**,
+the tag ``extract_mlflow.promotion.lease.<token>`` holding a number (none while it is being
+chosen), the owner and a wall-clock expiry. Each ticket is written by its owner only, so no two
+promotes ever write one tag. A promote
 
 1. gates its candidate against the current holder (outside the lease: a candidate that fails
    there is tagged ``failed`` and stops, as if it had run before whatever moves the alias next);
-2. takes the lease: it reads the tag and, when no unexpired lease is there, writes its own token,
-   waits ``settle`` seconds, and reads the tag back; it owns the lease only if its token is still
-   there. Otherwise (or when another lease is unexpired, or the server refused the write because
-   another promote wrote the tag at the same moment: two first writes of a tag collide on its
-   unique key) it waits with bounded, jittered backoff and tries again, up to ``timeout``
-   seconds (then exit 2, naming the holder of the lease);
+2. takes the lease: it writes its ticket with no number ("choosing"), reads the queue (all
+   tickets, one read), and writes its number, one above every unexpired ticket's. It then looks
+   at the queue until no unexpired ticket is ahead of its own (one still choosing, or a lower
+   number, ties broken by token), pausing at most 1 s (jittered) between looks. It waits as
+   long as the queue ahead moves, and gives up when no promote ahead has left it (done, or
+   expired) for ``wait`` seconds: exit 2, naming the first promote ahead (never itself: its
+   own ticket is not in the queue it waits for);
 3. inside the lease: re-reads the holder; if it changed, fetches the new holder and re-gates
-   against it; checks that the lease still has ``margin`` seconds to run; moves the alias; reads
-   the alias back; tags the version; and releases the lease (``finally``).
+   against it; makes sure its ticket has ``margin`` seconds left (renewing it when less is
+   left); moves the alias; reads the alias back; releases the lease (deletes its ticket);
+   then tags the version.
 
 A promote whose candidate no longer passes against the actual holder, or that finds the alias
 moved by someone outside the protocol, is **superseded**: exit 1, tagged
 ``verdict=superseded``, never ``passed``.
 
-Why a read-back after a wait (Fischer's mutual exclusion): a plain write-then-read-back is not
-enough, since B may read "free", A may write and confirm, and B's write may land afterwards, so
-both would confirm. Every taker therefore measures the time from the start of its "free" read
-to the end of its write and gives up the attempt when it exceeds ``write_bound`` (D); and it
-reads back only after ``settle`` (Δ > D). If A enters, its confirming read happened Δ after its
-write landed. Any B that read "free" did so before A's write landed (afterwards it would have
-seen A's unexpired lease), so B's write landed within D of that read, before A's confirming read,
-and A would have seen B's token instead of its own: contradiction. So while a lease is
-unexpired at most one promote is inside. Its owner may clear a leftover token (from a taker that
-overran D and so never entered) when it releases. The expiry only frees the lease of a crashed
-promote; a promote checks its own remaining time (on its monotonic clock, counted from before
-its write) before it moves the alias, and the hosts' clocks are assumed to agree within a few
-seconds. Readers see the alias move only inside a lease, after the re-gate, so the outcome
-equals the serial order in which the leases were held.
+Why it is sound (Lamport's bakery): say A is inside. A B that wrote "choosing" after A's
+number landed read A's number, took a higher one and waits for A. A B that wrote "choosing"
+earlier was either still choosing when A last looked (then A would not have entered) or already
+numbered, higher than A (else A would wait for it), so B waits for A. No timing enters the
+argument but the expiry, which frees the lease of a crashed promote. A ticket is valid for
+``ttl``; its owner renews it while it waits, and inside before the alias move when it runs
+short, and gives up a ticket whose renewal landed after its old validity ended (someone may have
+passed it meanwhile): it queues again, behind. The alias moves only while the ticket has
+``margin`` (the longest one call may take) left on the owner's monotonic clock, counted from
+before its last write and less the hosts' clock skew (assumed below 5 s). Readers see the alias
+move only inside a lease, after the re-gate, so the outcome equals the serial order in which
+the leases were held.
+
+The bounds follow the server and ``--timeout``, so a slow server costs time, not correctness:
+``margin`` is the per-call bound (:func:`~extract_mlflow.tracking.client.call_bound`, about
+``--timeout``); ``ttl`` is the margin, plus the skew, plus eight of the slowest round trips this
+promote has seen (at least 5 s); ``wait`` is six per-call bounds (3 minutes at the default
+30 s). "Every exit within ``--timeout`` per call": a promote only ever waits on a tracking call
+(each within ``--timeout``, its retries included) or between two looks at the queue (at most
+1 s, after a call), so it ends within its number of calls × (``--timeout`` + 1 s) plus its
+local work; the number of calls is finite because the queue is first come, first served and a
+promote gives up after six ``--timeout`` without progress ahead, or after its lease lapsed 3
+times.
 
 Every network call goes through :class:`~extract_mlflow.tracking.runs.Tracker`: an unreachable
 server fails in one probe, MLflow errors become one line. mlflow is imported inside functions.
@@ -52,9 +65,9 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..comparison import (
@@ -78,6 +91,7 @@ from .registry import (
     ALIAS_TAG,
     BASELINE_TAG,
     CRITERIA_TAG,
+    LAPSES,
     SUMMARY_TAG,
     VERDICT_TAG,
     Lease,
@@ -352,41 +366,40 @@ class _Promoter:
             return self.result(comparison, "failed", gated_against, gated_against)
         if gated_against == self.version:
             return self.result(comparison, "kept", gated_against, gated_against)
-        deadline = time.monotonic() + policy.timeout
-        while True:
+        for _ in range(LAPSES):
             with registry.leased(policy) as lease:
                 done = self._inside(lease, policy, gated_against)
             if done is not None:
-                return done
-            if time.monotonic() > deadline:  # the lease kept running out: give up
-                raise TrackingError(
-                    f"{registry.target.uri}: the promotion lease ran out {policy.ttl:g} s "
-                    "before the alias could be moved, again and again; is the server overloaded?"
-                )
+                return done()  # tagged after the release: others need not wait for it
+        raise TrackingError(
+            f"{registry.target.uri}: the promotion lease lapsed {LAPSES} times before the alias "
+            "could be moved (a call outlasted it); is the server overloaded?"
+        )
 
     def _inside(
         self, lease: Lease, policy: LeasePolicy, first_holder: str | None
-    ) -> Promotion | None:
-        """Inside the lease: re-read the holder, re-gate when it changed, move, read back.
-        None when the lease ran short before the move (the caller takes it again)."""
+    ) -> Callable[[], Promotion] | None:
+        """Inside the lease: re-read the holder, re-gate when it changed, move, read back; the
+        result to write once the lease is released. None when the lease lapsed before the move
+        (the caller takes it again)."""
         registry, alias = self.registry, self.alias
         holder = registry.holder(alias)
         if holder == self.version:  # another promote of this very version moved it
-            return self.result(self.judge(first_holder), "superseded", holder, first_holder,
-                               write=False)  # fmt: skip
+            return partial(self.result, self.judge(first_holder), "superseded", holder,
+                           first_holder, write=False)  # fmt: skip
         comparison = self.judge(holder)
         first = self.is_first(comparison, holder)
         if not (comparison.passed or first):
-            return self.result(comparison, "superseded", holder, holder, "superseded")
-        if lease.remaining() < policy.margin:
+            return partial(self.result, comparison, "superseded", holder, holder, "superseded")
+        if not registry.keep(lease, policy):
             return None
         registry.set_alias(alias, self.version)
         now = registry.holder(alias)
         if now != self.version:  # moved by something outside the lease protocol
-            return self.result(comparison, "superseded", now, holder, "superseded")
+            return partial(self.result, comparison, "superseded", now, holder, "superseded")
         if first:
-            return self.result(comparison, "first", holder, holder, "first")
-        return self.result(comparison, "promoted", holder, holder)
+            return partial(self.result, comparison, "first", holder, holder, "first")
+        return partial(self.result, comparison, "promoted", holder, holder)
 
 
 def promote(
@@ -417,8 +430,9 @@ def promote(
     InputError (unknown name, version or run; a run not FINISHED unless `allow_unfinished`;
     signatures differ unless `allow_incomparable`; bad options), ConfigError (bad gates),
     GateError (no check evaluated; a ``significant`` gate on fewer than `min_documents`
-    documents) or TrackingError (server unreachable; lease not obtained within its timeout);
-    nothing is tagged then.
+    documents) or TrackingError (server unreachable; lease not obtained within its wait);
+    nothing is tagged then. `lease`: the lease's timing (default: following ``--timeout`` and
+    the server's round trip, :class:`~extract_mlflow.tracking.registry.LeasePolicy`).
     """
     target, number = parse_target(name_or_prompt_uri), check_version(version)
     gate_list = coerce_gates(gates)
