@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .core.keys import keys_from_frame, resolve_metric
+from .core.signature import differences
 from .errors import GateError, InputError
 from .evaluation.paired import (
     Bootstrap,
@@ -77,7 +78,8 @@ class IncomparableRunsError(InputError):
 class ScoredRun:
     """What a comparison needs of one run: its metrics, its per-document counts frame
     (``eval/documents.parquet``; optional, but without it there are no intervals or flips),
-    its ``extract_mlflow.signature`` tag, and a label (run id or ref) for the views."""
+    its signature (of a logged run: recomputed from its params), and a label (run id or ref)
+    for the views."""
 
     metrics: Mapping[str, float]
     documents: pd.DataFrame | None = None
@@ -249,30 +251,16 @@ def _clean(value: Any) -> Any:
 # -- building -------------------------------------------------------------------------------
 
 
-def _signature_parts(signature: str) -> dict[str, str]:
-    parts = {}
-    for i, piece in enumerate(signature.split("|")):
-        name, sep, value = piece.partition(":")
-        parts[name if sep else f"part{i}"] = value if sep else piece
-    return parts
-
-
 def signature_difference(baseline: str | None, candidate: str | None) -> str | None:
     """Why two runs are not comparable, or None when their signatures agree."""
     if baseline is None or candidate is None:
         who = "the candidate run has no"
         if baseline is None:
-            who = "neither run has an" if candidate is None else "the baseline run has no"
-        return f"{who} extract_mlflow.signature tag: cannot tell how it was scored"
+            who = "neither run has a" if candidate is None else "the baseline run has no"
+        return f"{who} signature: cannot tell how it was scored"
     if baseline == candidate:
         return None
-    b, c = _signature_parts(baseline), _signature_parts(candidate)
-    diffs = [
-        f"{k} {b.get(k, '—')} vs {c.get(k, '—')}"
-        for k in dict.fromkeys([*b, *c])
-        if b.get(k) != c.get(k)
-    ]
-    return "the runs were scored differently (" + "; ".join(diffs) + ")"
+    return "the runs were scored differently (" + "; ".join(differences(baseline, candidate)) + ")"
 
 
 def check_options(seed: object, resamples: object, min_documents: object) -> None:

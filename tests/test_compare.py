@@ -216,7 +216,7 @@ def test_different_signatures_are_refused() -> None:
 
 @pytest.mark.parametrize(("base", "cand"), [(None, SIG), (SIG, None), (None, None)])
 def test_a_missing_signature_is_refused(base: str | None, cand: str | None) -> None:
-    with pytest.raises(IncomparableRunsError, match="signature tag"):
+    with pytest.raises(IncomparableRunsError, match="signature: cannot tell how it was scored"):
         build_comparison(
             {"f1": 1.0}, {"f1": 1.0}, baseline_signature=base, candidate_signature=cand
         )

@@ -23,7 +23,7 @@ from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.client import using_tracking_uri
 from extract_mlflow.tracking.log import log_report
-from extract_mlflow.tracking.payload import SIGNATURE_TAG
+from extract_mlflow.tracking.payload import SIGNATURE_TAG, report_params
 from extract_mlflow.tracking.promote import (
     SUMMARY_LIMIT,
     criteria,
@@ -215,8 +215,8 @@ def test_exported_compare_is_the_function_whatever_was_imported_first(first: str
 class World:
     """Runs logged once per module: `baseline` (worse) and `improved` registered as versions 1
     and 2 of `model` (@champion → 1) and linked to versions 1 and 2 of `prompt` (@champion → 2);
-    `other` scored with another config (another signature); `bare` has metrics and the
-    signature but no eval/ artifacts; `failed` ended FAILED."""
+    `other` scored with another config (another signature); `bare` has metrics, the signature
+    tag and params but no eval/ artifacts; `failed` ended FAILED."""
 
     uri: str
     baseline: str
@@ -271,11 +271,16 @@ def log_world(uri: str, folder: Path) -> World:
     client.set_registered_model_alias(model, "champion", "1")
     client.set_prompt_alias(prompt, "champion", 2)
     signature = {SIGNATURE_TAG: reports["improved"].signature()}
+    params = report_params(reports["improved"])
     bare = client.create_run(other.experiment_id, tags=signature)
     for key, value in reports["improved"].metrics().items():
         client.log_metric(bare.info.run_id, key, value)
+    for key, text in params.items():
+        client.log_param(bare.info.run_id, key, text)
     client.set_terminated(bare.info.run_id, "FINISHED")
     failed = client.create_run(other.experiment_id, tags=signature)
+    for key, text in params.items():
+        client.log_param(failed.info.run_id, key, text)
     client.set_terminated(failed.info.run_id, "FAILED")
     return World(
         uri, ids["baseline"], ids["improved"], other.run_id, bare.info.run_id,
