@@ -42,7 +42,7 @@ from .evaluation.paired import (
 )
 from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from .flips import Flip
-from .gate_checks import evaluate_gates, evaluated_checks
+from .gate_checks import Tally, evaluate_gates, tally_checks
 from .gates import Gate, GateResult, GatesLike, coerce_gates, higher_is_better
 
 if TYPE_CHECKING:
@@ -154,9 +154,14 @@ class Comparison:
     read (the comparison page lists them); None: the ids alone"""
 
     @property
+    def tally(self) -> Tally:
+        """The checks decided, failed and skipped (and why): what every headline counts."""
+        return tally_checks(self.gates)
+
+    @property
     def evaluated(self) -> int:
         """How many checks were decided (passed or failed); skipped checks do not count."""
-        return evaluated_checks(self.gates)
+        return self.tally.checked
 
     @property
     def checked(self) -> bool:
@@ -197,6 +202,7 @@ class Comparison:
             {
                 "passed": self.passed,
                 "evaluated_checks": self.evaluated,
+                "checks": self.tally.to_dict(),
                 "baseline": self.baseline_ref,
                 "candidate": self.candidate_ref,
                 "has_baseline": self.has_baseline,

@@ -83,7 +83,7 @@ def test_the_library_speaks_english_unless_asked() -> None:
     assert report.to_table().startswith("documents 1")
     with language("ko"):
         assert report.to_table().startswith("문서 1")
-        assert tr("cmp.passed_one") == MESSAGES["cmp.passed_one"]["ko"]
+        assert tr("cmp.not_gated") == MESSAGES["cmp.not_gated"]["ko"]
     assert report.to_markdown().startswith("# Extraction evaluation")
 
 

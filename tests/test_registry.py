@@ -131,14 +131,15 @@ def test_summary_and_tags_say_why(reports: dict[str, Report]) -> None:
     gates = [Gate(metric="f1", threshold=0.8, max_drop=0.01), Gate(metric="recall", threshold=0.9)]
     passed = compare(base, cand, gates)
     text = summary(passed)
-    assert text.startswith("f1 0.991 vs 0.865 (+0.126); ") and text.endswith(
-        "2 gated metrics passed"
-    )
+    assert text == "f1 0.991 vs 0.865 (+0.126); 3 checked"  # f1's two checks, recall's one
     failed = compare(cand, base, gates)
     tags = promotion_tags(failed, gates, "champion", "7")
     assert tags[VERDICT_TAG] == "failed" and tags[BASELINE_TAG] == "7"
     assert tags[ALIAS_TAG] == "champion"
-    assert "2 of 2 gated metrics failed: f1 dropped 0.1257 > max_drop 0.01" in tags[SUMMARY_TAG]
+    assert tags[SUMMARY_TAG] == (
+        "f1 0.865 vs 0.991 (-0.126); 3 checked, 2 failed; gate failed: f1 dropped 0.1257 > "
+        "max_drop 0.01; recall 0.7789 < threshold 0.9"
+    )
     assert json.loads(tags[CRITERIA_TAG]) == [
         {"metric": "f1", "threshold": 0.8, "max_drop": 0.01},
         {"metric": "recall", "threshold": 0.9},
@@ -479,7 +480,7 @@ def test_promote_moves_the_alias_on_pass_and_tags_the_version(world: World) -> N
     tags = version_tags(world, name, "2")
     assert tags == dict(result.tags)
     assert tags[VERDICT_TAG] == "passed" and tags[BASELINE_TAG] == "1"
-    assert tags[SUMMARY_TAG] == "f1 0.991 vs 0.865 (+0.126); 2 gated metrics passed"
+    assert tags[SUMMARY_TAG] == "f1 0.991 vs 0.865 (+0.126); 2 checked"
     assert json.loads(tags[CRITERIA_TAG]) == [
         {"metric": "f1", "max_drop": 0.01},
         {"metric": "f1", "threshold": 0.9},

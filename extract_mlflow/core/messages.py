@@ -326,22 +326,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "NOT GATED: no gate was evaluated",
         "ko": "게이트 미적용: 평가된 게이트가 없습니다",
     },
-    "cmp.failed_one": {
-        "en": "FAILED: {failed} of {total} gated metric failed",
-        "ko": "실패: 게이트 지표 {total}개 중 {failed}개 실패",
+    "cmp.not_gated_checks": {
+        "en": "NOT GATED: {checks}",
+        "ko": "게이트 미적용: {checks}",
     },
-    "cmp.failed_many": {
-        "en": "FAILED: {failed} of {total} gated metrics failed",
-        "ko": "실패: 게이트 지표 {total}개 중 {failed}개 실패",
-    },
-    "cmp.passed_one": {
-        "en": "PASSED: the gated metric passed",
-        "ko": "통과: 게이트 지표를 통과했습니다",
-    },
-    "cmp.passed_all": {
-        "en": "PASSED: all {total} gated metrics passed",
-        "ko": "통과: 게이트 지표 {total}개를 모두 통과했습니다",
-    },
+    "cmp.failed": {"en": "FAILED: {checks}", "ko": "실패: {checks}"},
+    "cmp.passed": {"en": "PASSED: {checks}", "ko": "통과: {checks}"},
+    "cmp.checks_checked": {"en": "{n} checked", "ko": "검사 {n}개"},
+    "cmp.checks_failed": {"en": "{n} failed", "ko": "실패 {n}개"},
+    "cmp.checks_skipped": {"en": "{n} skipped: {reasons}", "ko": "건너뜀 {n}개: {reasons}"},
     "cmp.baseline": {"en": "baseline", "ko": "기준"},
     "cmp.no_baseline": {"en": "no baseline", "ko": "기준 없음"},
     "cmp.candidate": {"en": "candidate", "ko": "후보"},

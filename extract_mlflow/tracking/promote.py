@@ -192,11 +192,15 @@ def _headline_metric(comparison: Comparison) -> str | None:
 
 
 def summary(comparison: Comparison, no_baseline: str = "no baseline") -> str:
-    """One line (≤ 500 characters) for the registry UI; `no_baseline` says why there was no
-    baseline run, when there was none.
+    """One line (≤ 500 characters) for the registry UI, in English; `no_baseline` says why
+    there was no baseline run, when there was none. It counts the checks that were decided
+    and those skipped, never the gates.
 
-    e.g. ``f1 0.991 vs 0.865 (+0.126); 3 gated metrics passed``
+    e.g. ``f1 0.991 vs 0.865 (+0.126); 3 checked``
     """
+    from ..core.language import language
+    from ..views.comparison import checks_text
+
     parts = []
     metric = _headline_metric(comparison)
     row = comparison.row(metric) if metric else None
@@ -209,20 +213,14 @@ def summary(comparison: Comparison, no_baseline: str = "no baseline") -> str:
         parts.append(f"{no_baseline}: absolute thresholds only")
     elif not comparison.comparable:
         parts.append("compared although the runs were scored differently")
-    total, failed = len(comparison.gates), comparison.failed_gates
-    if failed:
-        reasons = "; ".join(r for g in failed for r in g.reasons)
-        parts.append(f"{len(failed)} of {_metrics(total)} failed: {reasons}")
-    elif not comparison.checked:
-        parts.append("no gate was evaluated")
-    else:
-        parts.append(f"{_metrics(total)} passed")
+    with language("en"):
+        counted = checks_text(comparison.tally)
+    parts.append(counted if comparison.checked else f"no gate was evaluated ({counted})")
+    reasons = "; ".join(r for g in comparison.failed_gates for r in g.reasons)
+    if reasons:
+        parts.append(f"gate failed: {reasons}")
     text = "; ".join(parts)
     return truncate(text, SUMMARY_LIMIT)
-
-
-def _metrics(n: int) -> str:
-    return f"{n} gated metric{'' if n == 1 else 's'}"
 
 
 def criteria(gates: Sequence[Gate]) -> str:
