@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .core.keys import keys_from_frame, resolve_metric
-from .core.signature import differences
+from .core.signature import signature_difference
 from .errors import GateError, InputError
 from .evaluation.paired import (
     Bootstrap,
@@ -129,6 +129,20 @@ class MetricRow:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedComparison:
+    """Where a comparison is stored on the candidate's run: the artifact folder
+    ``eval/comparisons/<baseline run id>/<UTC time>`` (``none`` for no baseline run), the
+    baseline run id and the time (``20260102T030405.678901Z``), one folder per comparison."""
+
+    path: str
+    baseline_run: str
+    logged_at: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "baseline_run": self.baseline_run, "logged_at": self.logged_at}
+
+
 @dataclass(frozen=True)
 class Comparison:
     """The outcome of comparing a candidate run with a baseline run (or with no baseline)."""
@@ -152,6 +166,10 @@ class Comparison:
     flips: tuple[Flip, ...] | None = field(default=None, compare=False, repr=False)
     """`fixed` and `broke` with their changed fields, when both runs' per-document counts were
     read (the comparison page lists them); None: the ids alone"""
+    logged_as: LoggedComparison | None = field(default=None, compare=False)
+    """where this comparison is stored on the candidate's run (None: not logged)"""
+    earlier: tuple[LoggedComparison, ...] = field(default=(), compare=False)
+    """the comparisons stored on the candidate's run before this one, newest first"""
 
     @property
     def tally(self) -> Tally:
@@ -224,6 +242,8 @@ class Comparison:
                     "confidence": self.confidence,
                 },
                 "notes": list(self.notes),
+                "logged_as": self.logged_as.to_dict() if self.logged_as else None,
+                "earlier": [e.to_dict() for e in self.earlier],
             }
         )
         return data
@@ -255,18 +275,6 @@ def _clean(value: Any) -> Any:
 
 
 # -- building -------------------------------------------------------------------------------
-
-
-def signature_difference(baseline: str | None, candidate: str | None) -> str | None:
-    """Why two runs are not comparable, or None when their signatures agree."""
-    if baseline is None or candidate is None:
-        who = "the candidate run has no"
-        if baseline is None:
-            who = "neither run has a" if candidate is None else "the baseline run has no"
-        return f"{who} signature: cannot tell how it was scored"
-    if baseline == candidate:
-        return None
-    return "the runs were scored differently (" + "; ".join(differences(baseline, candidate)) + ")"
 
 
 def check_options(seed: object, resamples: object, min_documents: object) -> None:

@@ -19,8 +19,8 @@ from extract_mlflow.comparison import (
     ScoredRun,
     build_comparison,
     compare,
-    signature_difference,
 )
+from extract_mlflow.core.signature import signature_difference
 from extract_mlflow.errors import ConfigError, ExtractMlflowError, InputError
 from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report

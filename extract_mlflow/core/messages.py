@@ -326,10 +326,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "NOT GATED: no gate was evaluated",
         "ko": "게이트 미적용: 평가된 게이트가 없습니다",
     },
-    "cmp.not_gated_checks": {
-        "en": "NOT GATED: {checks}",
-        "ko": "게이트 미적용: {checks}",
-    },
+    "cmp.not_gated_checks": {"en": "NOT GATED: {checks}", "ko": "게이트 미적용: {checks}"},
     "cmp.failed": {"en": "FAILED: {checks}", "ko": "실패: {checks}"},
     "cmp.passed": {"en": "PASSED: {checks}", "ko": "통과: {checks}"},
     "cmp.checks_checked": {"en": "{n} checked", "ko": "검사 {n}개"},
@@ -473,6 +470,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "page.regressed_docs": {"en": "Most regressed documents", "ko": "가장 나빠진 문서"},
     "page.notes": {"en": "Notes", "ko": "참고"},
+    "page.history": {"en": "Comparisons of this run", "ko": "이 실행의 비교 기록"},
+    "page.kept_as": {"en": "Kept on the candidate's run as {path}.", "ko": "{path}에 보관됨."},
+    "page.no_earlier": {"en": "No earlier comparison.", "ko": "이전 비교가 없습니다."},
+    "page.earlier": {"en": "Earlier comparisons ({n}), newest first:", "ko": "이전 비교 {n}개:"},
     "page.no_line": {
         "en": "no prediction line, or an unreadable one",
         "ko": "예측 줄이 없거나 읽을 수 없습니다",

@@ -83,3 +83,15 @@ def differences(first: str, second: str) -> list[str]:
         for k in dict.fromkeys([*a, *b])
         if a.get(k) != b.get(k)
     ]
+
+
+def signature_difference(baseline: str | None, candidate: str | None) -> str | None:
+    """Why two runs are not comparable, or None when their signatures agree."""
+    if baseline is None or candidate is None:
+        who = "the candidate run has no"
+        if baseline is None:
+            who = "neither run has a" if candidate is None else "the baseline run has no"
+        return f"{who} signature: cannot tell how it was scored"
+    if baseline == candidate:
+        return None
+    return "the runs were scored differently (" + "; ".join(differences(baseline, candidate)) + ")"

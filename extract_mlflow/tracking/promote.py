@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,7 +66,7 @@ from ..core.text import fmt, truncate
 from ..errors import GateError, InputError, TrackingError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
-from .comparisons import log_comparison_page, page_flips
+from .comparisons import comparison_folder, log_comparison, page_flips
 from .refs import (
     FetchedRun,
     compare_options,
@@ -77,6 +77,7 @@ from .refs import (
 from .registry import (
     ALIAS_TAG,
     BASELINE_TAG,
+    COMPARISON_TAG,
     CRITERIA_TAG,
     SUMMARY_TAG,
     VERDICT_TAG,
@@ -272,6 +273,7 @@ class _Promoter:
     candidate: FetchedRun | None = None
     judged: dict[str | None, Comparison] = field(default_factory=dict)
     flips: dict[str | None, tuple[Flip, ...] | None] = field(default_factory=dict)
+    baseline_runs: dict[str | None, str] = field(default_factory=dict)
     tracker: Tracker | None = None
 
     def _fetch(self, version: str) -> FetchedRun:
@@ -291,6 +293,7 @@ class _Promoter:
         elif holder is not None:
             base = self._fetch(holder)
             notes = [*base.notes, *notes]
+            self.baseline_runs[holder] = base.resolved.run_id
         else:
             notes.append(f"no version of {uri} holds the alias: absolute thresholds only")
         result = with_notes(judge(base, cand, self.gates, self.options), notes)
@@ -323,23 +326,43 @@ class _Promoter:
         verdict: str | None = None,
         write: bool = True,
     ) -> Promotion:
-        """Tag the version (unless `write` is False) and describe the outcome."""
+        """Keep the comparison on the candidate's run and tag the version (unless `write` is
+        False: then nothing is written); describe the outcome."""
         tags = promotion_tags(comparison, self.gates, self.alias, previous, verdict)
-        if write:
-            self.registry.tag(self.version, tags)
-            comparison = self._log_page(comparison, gated_against)
         target = self.registry.target
-        return Promotion(
-            comparison, _EXIT_CODES[outcome] == 0, target.name, self.version, self.alias,
-            target.kind, previous, tags if write else {}, outcome, gated_against,
-        )  # fmt: skip
 
-    def _log_page(self, comparison: Comparison, holder: str | None) -> Comparison:
-        """The comparison page on the candidate's run (``eval/comparison.html``)."""
+        def promotion(shown: Comparison, written: Mapping[str, str]) -> Promotion:
+            return Promotion(
+                shown, _EXIT_CODES[outcome] == 0, target.name, self.version, self.alias,
+                target.kind, previous, written, outcome, gated_against,
+            )  # fmt: skip
+
+        if not write:
+            return promotion(comparison, {})
+        comparison, tags = self._keep(comparison, gated_against, tags, promotion)
+        self.registry.tag(self.version, tags)
+        return promotion(comparison, tags)
+
+    def _keep(
+        self,
+        comparison: Comparison,
+        holder: str | None,
+        tags: dict[str, str],
+        promotion: Callable[[Comparison, Mapping[str, str]], Promotion],
+    ) -> tuple[Comparison, dict[str, str]]:
+        """Store the comparison (page and the promotion as JSON) in a folder of its own on the
+        candidate's run; the tags then point to it (``extract_mlflow.promotion.comparison``;
+        ``none`` when the store refused it, so no earlier verdict's folder is named)."""
         if self.candidate is None:
-            return comparison
-        run_id, flips = self.candidate.resolved.run_id, self.flips.get(holder)
-        return log_comparison_page(comparison, run_id, flips, tracker=self.tracker)
+            return comparison, {**tags, COMPARISON_TAG: "none"}
+        run_id = self.candidate.resolved.run_id
+        here = comparison_folder(self.baseline_runs.get(holder))
+        pointed = {**tags, COMPARISON_TAG: f"runs:/{run_id}/{here.path}"}
+        kept = log_comparison(
+            comparison, run_id, here, self.flips.get(holder), tracker=self.tracker,
+            record=lambda shown: promotion(shown, pointed).to_json(),
+        )  # fmt: skip
+        return kept, (pointed if kept.logged_as is not None else {**tags, COMPARISON_TAG: "none"})
 
     def run(self, policy: LeasePolicy) -> Promotion:
         registry, alias = self.registry, self.alias

@@ -56,7 +56,7 @@ from ..errors import InputError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
 from .client import one_line
-from .comparisons import log_comparison_page, page_flips
+from .comparisons import comparison_folder, log_comparison, page_flips
 from .payload import ARTIFACT_DIR, SIGNATURE_TAG, logged_signature
 from .runs import Tracker
 
@@ -421,6 +421,8 @@ def compare_refs(
     """Compare two runs on a tracking server, each given as a ref (``baseline_ref=None``: no
     baseline, only absolute thresholds apply). Gates and options are checked before any network
     call. The result is a verdict only when a check was evaluated (``exit_code`` 2 otherwise).
+    The comparison is kept on the candidate's run, in a folder of its own
+    (:func:`~extract_mlflow.tracking.comparisons.log_comparison`).
 
     Raises InputError (a ref that does not resolve, a run not FINISHED unless
     `allow_unfinished`, a bad option), IncomparableRunsError (signatures differ, unless
@@ -441,7 +443,8 @@ def compare_refs(
     result = judge(base, cand, gate_list, options)
     result = with_notes(result, [*(base.notes if base else ()), *cand.notes])
     flips = page_flips(result, base.scored.documents if base else None, cand.scored.documents)
-    return log_comparison_page(result, cand.resolved.run_id, flips, tracking_uri=tracking_uri)
+    here = comparison_folder(base.resolved.run_id if base else None)
+    return log_comparison(result, cand.resolved.run_id, here, flips, tracking_uri=tracking_uri)
 
 
 def compare_options(
