@@ -27,6 +27,7 @@ from extract_mlflow.comparison import build_comparison
 from extract_mlflow.core.keys import metric_key
 from extract_mlflow.evaluation.paired import paired_bootstrap
 from extract_mlflow.gates import Gate
+from extract_mlflow.views.comparison import checks_text
 
 
 def counts_frame(
@@ -148,7 +149,7 @@ def main() -> None:
         )
     print(
         f"verdict: {'PASSED' if result.passed else 'FAILED'} "
-        f"({len(result.failed_gates)} of {len(result.gates)} gated metrics failed); "
+        f"({checks_text(result.tally)}); "
         f"flips {len(result.broke)} broke / {len(result.fixed)} fixed"
     )
 

@@ -315,8 +315,8 @@ def compare_command(
     models:/NAME@ALIAS, prompts:/NAME/VERSION or prompts:/NAME@ALIAS (the evaluation run linked
     to that prompt version). Prints per metric both values, the delta and, for count-based
     metrics, a paired-bootstrap interval and p-value; flipped and most regressed documents.
-    The comparison page (what --format html prints) is logged as eval/comparison.html on
-    CANDIDATE's run.
+    The page (--format html) and the JSON are kept on CANDIDATE's run under
+    eval/comparisons/<baseline run id>/<UTC time>/; the tag extract_mlflow.comparison: the latest.
     Exit 0 when every gate passed, 1 when one failed, 2 for a bad reference, a run that is not
     FINISHED (unless --allow-unfinished), runs scored differently (unless --allow-incomparable),
     no gate evaluated (the report is still printed), a significant gate on fewer than
@@ -384,7 +384,8 @@ def promote(
     """Move --alias to VERSION of registered model NAME (or of prompt prompts:/NAME) only when
     it passes the gates against the version holding the alias now (with no holder, only the
     absolute thresholds apply). VERSION is tagged with the verdict, a summary and the gate
-    criteria either way, and its run gets the comparison page (eval/comparison.html).
+    criteria either way; its run keeps the comparison under eval/comparisons/<baseline run
+    id>/<UTC time>/ (the version tag extract_mlflow.promotion.comparison names it).
     Concurrent promotes of one alias are serialised by a lease on NAME and
     re-gated against the actual holder before the alias moves; --timeout bounds each tracking
     call, and a promote waits for the promotes ahead of it as long as they finish (exit 2 once

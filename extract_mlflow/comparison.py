@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .core.keys import keys_from_frame, resolve_metric
+from .core.signature import signature_difference
 from .errors import GateError, InputError
 from .evaluation.paired import (
     Bootstrap,
@@ -41,7 +42,7 @@ from .evaluation.paired import (
 )
 from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from .flips import Flip
-from .gate_checks import evaluate_gates, evaluated_checks
+from .gate_checks import Tally, evaluate_gates, tally_checks
 from .gates import Gate, GateResult, GatesLike, coerce_gates, higher_is_better
 
 if TYPE_CHECKING:
@@ -77,7 +78,8 @@ class IncomparableRunsError(InputError):
 class ScoredRun:
     """What a comparison needs of one run: its metrics, its per-document counts frame
     (``eval/documents.parquet``; optional, but without it there are no intervals or flips),
-    its ``extract_mlflow.signature`` tag, and a label (run id or ref) for the views."""
+    its signature (of a logged run: recomputed from its params), and a label (run id or ref)
+    for the views."""
 
     metrics: Mapping[str, float]
     documents: pd.DataFrame | None = None
@@ -127,6 +129,20 @@ class MetricRow:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedComparison:
+    """Where a comparison is stored on the candidate's run: the artifact folder
+    ``eval/comparisons/<baseline run id>/<UTC time>`` (``none`` for no baseline run), the
+    baseline run id and the time (``20260102T030405.678901Z``), one folder per comparison."""
+
+    path: str
+    baseline_run: str
+    logged_at: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "baseline_run": self.baseline_run, "logged_at": self.logged_at}
+
+
 @dataclass(frozen=True)
 class Comparison:
     """The outcome of comparing a candidate run with a baseline run (or with no baseline)."""
@@ -150,11 +166,20 @@ class Comparison:
     flips: tuple[Flip, ...] | None = field(default=None, compare=False, repr=False)
     """`fixed` and `broke` with their changed fields, when both runs' per-document counts were
     read (the comparison page lists them); None: the ids alone"""
+    logged_as: LoggedComparison | None = field(default=None, compare=False)
+    """where this comparison is stored on the candidate's run (None: not logged)"""
+    earlier: tuple[LoggedComparison, ...] = field(default=(), compare=False)
+    """the comparisons stored on the candidate's run before this one, newest first"""
+
+    @property
+    def tally(self) -> Tally:
+        """The checks decided, failed and skipped (and why): what every headline counts."""
+        return tally_checks(self.gates)
 
     @property
     def evaluated(self) -> int:
         """How many checks were decided (passed or failed); skipped checks do not count."""
-        return evaluated_checks(self.gates)
+        return self.tally.checked
 
     @property
     def checked(self) -> bool:
@@ -195,6 +220,7 @@ class Comparison:
             {
                 "passed": self.passed,
                 "evaluated_checks": self.evaluated,
+                "checks": self.tally.to_dict(),
                 "baseline": self.baseline_ref,
                 "candidate": self.candidate_ref,
                 "has_baseline": self.has_baseline,
@@ -216,6 +242,8 @@ class Comparison:
                     "confidence": self.confidence,
                 },
                 "notes": list(self.notes),
+                "logged_as": self.logged_as.to_dict() if self.logged_as else None,
+                "earlier": [e.to_dict() for e in self.earlier],
             }
         )
         return data
@@ -247,32 +275,6 @@ def _clean(value: Any) -> Any:
 
 
 # -- building -------------------------------------------------------------------------------
-
-
-def _signature_parts(signature: str) -> dict[str, str]:
-    parts = {}
-    for i, piece in enumerate(signature.split("|")):
-        name, sep, value = piece.partition(":")
-        parts[name if sep else f"part{i}"] = value if sep else piece
-    return parts
-
-
-def signature_difference(baseline: str | None, candidate: str | None) -> str | None:
-    """Why two runs are not comparable, or None when their signatures agree."""
-    if baseline is None or candidate is None:
-        who = "the candidate run has no"
-        if baseline is None:
-            who = "neither run has an" if candidate is None else "the baseline run has no"
-        return f"{who} extract_mlflow.signature tag: cannot tell how it was scored"
-    if baseline == candidate:
-        return None
-    b, c = _signature_parts(baseline), _signature_parts(candidate)
-    diffs = [
-        f"{k} {b.get(k, '—')} vs {c.get(k, '—')}"
-        for k in dict.fromkeys([*b, *c])
-        if b.get(k) != c.get(k)
-    ]
-    return "the runs were scored differently (" + "; ".join(diffs) + ")"
 
 
 def check_options(seed: object, resamples: object, min_documents: object) -> None:

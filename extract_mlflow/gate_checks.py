@@ -5,10 +5,11 @@ A metric missing from the candidate fails its gate; missing from the baseline, i
 gate's change and drop checks. With no baseline run at all (a first promotion) those checks are
 reported as skipped. A glob that matches no metric fails.
 
-Every check is *evaluated* (passed or failed) or *skipped*; :func:`evaluated_checks` counts the
-evaluated ones. A verdict resting on zero evaluated checks asserts nothing, so the comparison
-built on these results refuses to call it a pass. A gates file that defines no gate is refused
-when it is read.
+Every check is *evaluated* (passed or failed) or *skipped*; :func:`tally_checks` counts both
+(the one place that does: every headline and summary of a verdict says what was checked, not
+how many gates there were). A verdict resting on zero evaluated checks asserts nothing, so the
+comparison built on these results refuses to call it a pass. A gates file that defines no gate
+is refused when it is read.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,10 @@ from .gates import ZERO_BASELINE_EPSILON, Check, CheckKind, Gate, GateResult
 if TYPE_CHECKING:
     from .evaluation.stats import Interval
     from .report import Report
+
+
+NO_BASELINE = "no baseline run"
+"""Why a change or drop check is skipped: there is no baseline run to change from."""
 
 
 def fmt_value(value: float) -> str:
@@ -167,7 +173,7 @@ def evaluate_gate(
         checks += [c for c in [_threshold_check(gate, name, cand, hib)] if c is not None]
     kinds = _change_kinds(gate)
     if kinds and baseline is None:
-        checks += [Check(k, None, f"{k} skipped: no baseline run") for k in kinds]
+        checks += [Check(k, None, f"{k} skipped: {NO_BASELINE}") for k in kinds]
     elif kinds and base is None:
         checks.append(Check("present", False, f"{name} is missing from the baseline run"))
     elif kinds and cand is not None and base is not None:
@@ -195,10 +201,38 @@ def _prediction_only(name: str, baseline: Mapping[str, float] | None) -> bool:
     return f"field_recall/{m.group('path')}" not in baseline
 
 
-def evaluated_checks(results: Iterable[GateResult]) -> int:
-    """How many checks of `results` were decided (passed or failed); 0 means the gates
-    checked nothing (e.g. only change checks, and no baseline)."""
-    return sum(r.evaluated for r in results)
+@dataclass(frozen=True)
+class Tally:
+    """What a verdict rests on: the checks decided (`checked`, of which `failed` failed) and
+    those `skipped`, with the distinct reasons they were skipped (shown as ``2 checked,
+    7 skipped: no baseline run`` by :func:`extract_mlflow.views.comparison.checks_text`)."""
+
+    checked: int
+    failed: int
+    skipped: int
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "checked": self.checked,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "skipped_because": list(self.reasons),
+        }
+
+
+def tally_checks(results: Iterable[GateResult]) -> Tally:
+    """Count the checks of `results`: decided (passed or failed), failed, skipped and why;
+    ``checked == 0`` means the gates checked nothing (e.g. only change checks, no baseline)."""
+    checks = [c for r in results for c in r.checks]
+    skipped = [c for c in checks if c.passed is None]
+    reasons = dict.fromkeys(c.detail.removeprefix(f"{c.kind} skipped: ") for c in skipped)
+    return Tally(
+        checked=sum(c.evaluated for c in checks),
+        failed=sum(c.passed is False for c in checks),
+        skipped=len(skipped),
+        reasons=tuple(reasons),
+    )
 
 
 def evaluate_gates(

@@ -18,6 +18,7 @@ from ._version import __version__
 from .config import Config
 from .core.counts import Counts, ratio
 from .core.keys import field_key, field_keys
+from .core.signature import signature_of
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
@@ -292,38 +293,40 @@ class Report:
         )
         return [d for d in ranked if d.counts.fp + d.counts.fn > 0]
 
-    def signature(self) -> str:
-        """What makes two evaluations comparable: every input that changes a number.
+    def signature_params(self) -> dict[str, str]:
+        """The params that record how this evaluation was scored (``""``: an input it did not
+        have), from which :meth:`signature` is made; every evaluation run logs them.
 
         Always the scorer version, the config digest (which covers the text key, the slices and
-        every field rule) and the gold digest; then, only when they were given, the layout profile,
-        the digests of the source texts, of the approvals and of the canaries, and the TEDS
-        definition (and the ANLS rule when it is the DocVQA script's) when structure metrics are
-        computed, so runs scored without them keep the signature they always had.
+        every field rule) and the gold digest; then the layout profile, the digests of the
+        source texts, of the approvals and of the canaries, and the TEDS definition (and the
+        ANLS rule when it is the DocVQA script's) when structure metrics are computed.
+        """
+        structure = self.config.structure if self.structure is not None else None
+        teds = structure.teds if structure is not None else ""
+        anls = "official" if structure is not None and structure.anls == "official" else ""
+        return {
+            "scorer_version": self.scorer_version,
+            "config_digest": self.config.digest(),
+            "gold_digest": self.gold_digest or "",
+            "layout_profile": self.profile or "",
+            "sources_digest": self.sources_digest or "",
+            "approvals_digest": self.approvals_digest or "",
+            "canaries_digest": self.canaries_digest or "",
+            "teds_definition": teds,
+            "anls_definition": anls,
+        }
+
+    def signature(self) -> str:
+        """What makes two evaluations comparable: every input that changes a number (the parts
+        of :meth:`signature_params` that it had), so runs scored without an optional input keep
+        the signature they always had.
 
         >>> from extract_mlflow import evaluate
         >>> evaluate([{"id": 1, "a": 1}], [{"id": 1, "a": 1}]).signature()  # doctest: +ELLIPSIS
         'extract_mlflow:...|config:...|gold:...'
         """
-        gold = (self.gold_digest or "rows")[:16]
-        parts = [
-            f"extract_mlflow:{self.scorer_version}",
-            f"config:{self.config.digest()}",
-            f"gold:{gold}",
-        ]
-        if self.profile is not None:
-            parts.append(f"profile:{self.profile}")
-        if self.sources_digest is not None:
-            parts.append(f"sources:{self.sources_digest[:16]}")
-        if self.approvals_digest is not None:
-            parts.append(f"approvals:{self.approvals_digest[:16]}")
-        if self.canaries_digest is not None:
-            parts.append(f"canaries:{self.canaries_digest[:16]}")
-        if self.structure is not None:
-            parts.append(f"teds:{self.config.structure.teds}")
-            if self.config.structure.anls == "official":
-                parts.append("anls:official")
-        return "|".join(parts)
+        return signature_of(self.signature_params())
 
     def metrics(self) -> dict[str, float]:
         """The flat metric dict logged to MLflow (the keys of :mod:`extract_mlflow.core.keys`); n/a

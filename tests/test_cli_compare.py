@@ -58,7 +58,7 @@ def test_regressed_candidate_exits_1_and_names_the_gate(world: World) -> None:
     )  # fmt: skip
     assert code == 1, err
     assert "gate failed: f1 dropped 0.1257 > max_drop 0.01" in error_lines(err)
-    assert out.startswith("## ❌ extract_mlflow compare: FAILED: 1 of 2 gated metrics failed")
+    assert out.startswith("## ❌ extract_mlflow compare: FAILED: 2 checked, 1 failed\n")
     assert "- f1 dropped 0.1257 > max_drop 0.01" in out
     assert "| `f1` | 0.991 | 0.865 | -0.126 |" in out
 

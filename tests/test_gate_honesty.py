@@ -83,7 +83,7 @@ def test_only_skipped_checks_is_no_verdict() -> None:
         "no gate was evaluated: every check was skipped (max_drop skipped: no baseline run; "
         "min_absolute_change skipped: no baseline run)"
     )
-    assert result.to_table().startswith("NOT GATED: no gate was evaluated")
+    assert result.to_table().startswith("NOT GATED: 0 checked, 2 skipped: no baseline run\n")
     assert result.to_dict()["evaluated_checks"] == 0 and result.to_dict()["passed"] is False
     with_bar = [*gates, Gate(metric="f1", threshold=0.8)]
     result = build_comparison(None, {"f1": 0.9, "recall": 0.8}, gates=with_bar)

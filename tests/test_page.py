@@ -1,5 +1,6 @@
-"""The comparison page (`diff --format html`, `compare --format html`, `eval/comparison.html`):
-self-contained, escaped, rendered by a real headless Chromium, logged by compare and promote."""
+"""The comparison page (`diff --format html`, `compare --format html`, the `comparison.html` of
+each kept comparison): self-contained, escaped, rendered by a real headless Chromium, logged by
+compare and promote."""
 
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def test_comparison_page_without_documents() -> None:
     a, b = evaluate(GOLD, PRED_A), evaluate(GOLD, PRED_B)
     c = compare(a, b, [{"metric": "f1", "max_drop": 0.01}], min_documents=0)
     page = comparison_page(c)
-    assert "<strong>PASSED: the gated metric passed</strong>" in page
+    assert "<strong>PASSED: 1 checked</strong>" in page
     assert '<table id="fields">' in page and "<code>field_f1/b</code>" not in page
     assert "<li><code>d2</code></li>" in page and "<section" not in page
 
@@ -214,6 +215,7 @@ def test_compare_and_promote_log_the_page(mlflow_server: Any, tmp_path: Path) ->
     from mlflow.tracking import MlflowClient
 
     from extract_mlflow import log_report
+    from extract_mlflow.tracking.comparisons import LATEST_TAG
 
     uri, model = mlflow_server.uri, f"page-{uuid.uuid4().hex[:8]}"
     config = str(EXAMPLE / "config.toml")
@@ -223,10 +225,15 @@ def test_compare_and_promote_log_the_page(mlflow_server: Any, tmp_path: Path) ->
         runs.append(log_report(report, tracking_uri=uri, experiment=model, register=model).run_id)
     client = MlflowClient(uri)
     client.set_registered_model_alias(model, "champion", "1")
-    assert "eval/comparison.html" not in {a.path for a in client.list_artifacts(runs[1], "eval")}
+    assert "eval/comparisons" not in {a.path for a in client.list_artifacts(runs[1], "eval")}
+
+    def latest_page() -> Path:
+        folder = client.get_run(runs[1]).data.tags[LATEST_TAG]
+        return Path(client.download_artifacts(runs[1], f"{folder}/comparison.html", str(tmp_path)))
+
     result = invoke("promote", model, "2", "--tracking-uri", uri, "--max-drop", "f1=0.01")
     assert result.exit_code == 0, result.output
-    promoted = Path(client.download_artifacts(runs[1], "eval/comparison.html", str(tmp_path)))
+    promoted = latest_page()
     assert "changed fields: line_items[].description" in promoted.read_text(encoding="utf-8")
     promoted.unlink()
     out = tmp_path / "compare.html"
@@ -234,13 +241,13 @@ def test_compare_and_promote_log_the_page(mlflow_server: Any, tmp_path: Path) ->
                     "--format", "html", "--out", str(out))  # fmt: skip
     assert result.exit_code == 0, result.output
     shown = out.read_text(encoding="utf-8")
-    logged = Path(client.download_artifacts(runs[1], "eval/comparison.html", str(tmp_path)))
-    page = logged.read_text(encoding="utf-8")
+    page = latest_page().read_text(encoding="utf-8")
     for html in (shown, page):
         assert '<table id="fields">' in html and "PASSED" in html
         assert all(i in html for i in ("inv-003", "inv-005", "inv-007", "inv-008", "inv-009"))
     assert shown == page  # the printed page is the logged one, changed fields included
     assert "changed fields: line_items[].description" in page
+    assert "Earlier comparisons (1), newest first:" in page  # the promote's, kept
     data = json.loads(invoke("compare", runs[0], runs[1], "--tracking-uri", uri,
                              "--max-drop", "f1=0.01", "--format", "json").stdout)  # fmt: skip
     assert data["passed"] is True  # JSON unchanged by the page

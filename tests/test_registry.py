@@ -23,7 +23,7 @@ from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.client import using_tracking_uri
 from extract_mlflow.tracking.log import log_report
-from extract_mlflow.tracking.payload import SIGNATURE_TAG
+from extract_mlflow.tracking.payload import SIGNATURE_TAG, report_params
 from extract_mlflow.tracking.promote import (
     SUMMARY_LIMIT,
     criteria,
@@ -131,14 +131,15 @@ def test_summary_and_tags_say_why(reports: dict[str, Report]) -> None:
     gates = [Gate(metric="f1", threshold=0.8, max_drop=0.01), Gate(metric="recall", threshold=0.9)]
     passed = compare(base, cand, gates)
     text = summary(passed)
-    assert text.startswith("f1 0.991 vs 0.865 (+0.126); ") and text.endswith(
-        "2 gated metrics passed"
-    )
+    assert text == "f1 0.991 vs 0.865 (+0.126); 3 checked"  # f1's two checks, recall's one
     failed = compare(cand, base, gates)
     tags = promotion_tags(failed, gates, "champion", "7")
     assert tags[VERDICT_TAG] == "failed" and tags[BASELINE_TAG] == "7"
     assert tags[ALIAS_TAG] == "champion"
-    assert "2 of 2 gated metrics failed: f1 dropped 0.1257 > max_drop 0.01" in tags[SUMMARY_TAG]
+    assert tags[SUMMARY_TAG] == (
+        "f1 0.865 vs 0.991 (-0.126); 3 checked, 2 failed; gate failed: f1 dropped 0.1257 > "
+        "max_drop 0.01; recall 0.7789 < threshold 0.9"
+    )
     assert json.loads(tags[CRITERIA_TAG]) == [
         {"metric": "f1", "threshold": 0.8, "max_drop": 0.01},
         {"metric": "recall", "threshold": 0.9},
@@ -215,8 +216,8 @@ def test_exported_compare_is_the_function_whatever_was_imported_first(first: str
 class World:
     """Runs logged once per module: `baseline` (worse) and `improved` registered as versions 1
     and 2 of `model` (@champion → 1) and linked to versions 1 and 2 of `prompt` (@champion → 2);
-    `other` scored with another config (another signature); `bare` has metrics and the
-    signature but no eval/ artifacts; `failed` ended FAILED."""
+    `other` scored with another config (another signature); `bare` has metrics, the signature
+    tag and params but no eval/ artifacts; `failed` ended FAILED."""
 
     uri: str
     baseline: str
@@ -271,11 +272,16 @@ def log_world(uri: str, folder: Path) -> World:
     client.set_registered_model_alias(model, "champion", "1")
     client.set_prompt_alias(prompt, "champion", 2)
     signature = {SIGNATURE_TAG: reports["improved"].signature()}
+    params = report_params(reports["improved"])
     bare = client.create_run(other.experiment_id, tags=signature)
     for key, value in reports["improved"].metrics().items():
         client.log_metric(bare.info.run_id, key, value)
+    for key, text in params.items():
+        client.log_param(bare.info.run_id, key, text)
     client.set_terminated(bare.info.run_id, "FINISHED")
     failed = client.create_run(other.experiment_id, tags=signature)
+    for key, text in params.items():
+        client.log_param(failed.info.run_id, key, text)
     client.set_terminated(failed.info.run_id, "FAILED")
     return World(
         uri, ids["baseline"], ids["improved"], other.run_id, bare.info.run_id,
@@ -392,7 +398,9 @@ def test_improved_candidate_passes_with_seeded_intervals(world: World) -> None:
     assert result.passed and result.exit_code == 0
     assert result.baseline_ref == f"models:/{world.model}@champion (run {world.baseline})"
     assert result.candidate_ref == f"prompts:/{world.prompt}@champion (run {world.improved})"
-    assert result.resamples == 300 and result.to_dict() == run().to_dict()
+    again = run()  # the same numbers; kept as a comparison of its own, after the first
+    assert result.resamples == 300 and result == again and result.to_dict()["passed"]
+    assert result.logged_as is not None and result.logged_as in again.earlier
     assert any("→ version 2 →" in n for n in result.notes)
 
 
@@ -474,7 +482,7 @@ def test_promote_moves_the_alias_on_pass_and_tags_the_version(world: World) -> N
     tags = version_tags(world, name, "2")
     assert tags == dict(result.tags)
     assert tags[VERDICT_TAG] == "passed" and tags[BASELINE_TAG] == "1"
-    assert tags[SUMMARY_TAG] == "f1 0.991 vs 0.865 (+0.126); 2 gated metrics passed"
+    assert tags[SUMMARY_TAG] == "f1 0.991 vs 0.865 (+0.126); 2 checked"
     assert json.loads(tags[CRITERIA_TAG]) == [
         {"metric": "f1", "max_drop": 0.01},
         {"metric": "f1", "threshold": 0.9},

@@ -1,6 +1,7 @@
 """What an evaluation run logs, within MLflow's limits: tag and param names (user keys that
-would forge ours are refused), params and tags of a report, metric batches, the ``eval/``
-artifacts, prompt files and the gold set as a dataset input."""
+would forge ours are refused), params and tags of a report (and the signature read back from a
+logged run's params), metric batches, the ``eval/`` artifacts, prompt files and the gold set as
+a dataset input."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.signature import SIGNATURE_PARAMS, differences, missing_params, signature_of
 from ..core.text import truncate
 from ..errors import InputError
 from .client import one_line, redact
@@ -83,14 +85,7 @@ RESERVED_TAG_PREFIXES = ("mlflow.", "extract_mlflow.")
 there could forge how a run was scored, so it is refused."""
 
 
-RESERVED_PARAMS = (
-    "config_digest",
-    "id_key",
-    "scorer_version",
-    "gold_digest",
-    "pred_digest",
-    "inferred_types",
-)
+RESERVED_PARAMS = (*SIGNATURE_PARAMS, "id_key", "pred_digest", "inferred_types")
 """The params an evaluation run sets itself (``inferred_types`` only when a type was inferred
 from all of a field's gold values): a user param of the same name is refused."""
 
@@ -151,14 +146,13 @@ def fit(value: str, limit: int) -> str:
 
 
 def report_params(report: Report, extra: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The params of an evaluation run (config digest, id key, scorer version, input digests,
-    the types inferred from all of a field's gold values as compact JSON) plus the user's (ours
-    win on a clash), all within MLflow's limits."""
+    """The params of an evaluation run (the signature's params: scorer version, config and input
+    digests, ...; the id key, the prediction digest and the types inferred from all of a field's
+    gold values as compact JSON) plus the user's (ours win on a clash),
+    all within MLflow's limits. Params never change once logged, so the signature a run was
+    scored with is read back from them (:func:`~extract_mlflow.core.signature.signature_of`)."""
     params = {str(k): str(v) for k, v in (extra or {}).items()}
-    params.update(config_digest=report.config.digest(), id_key=report.config.id_key)
-    params["scorer_version"] = report.scorer_version
-    if report.gold_digest:
-        params["gold_digest"] = report.gold_digest
+    params.update(report.signature_params(), id_key=report.config.id_key)
     if report.pred_digest:
         params["pred_digest"] = report.pred_digest
     if report.inferred_types:
@@ -189,6 +183,30 @@ def report_tags(
     if note:
         tags[NOTE_TAG] = f"extract_mlflow evaluation: {headline(report)}.\n\n`{report.signature()}`"
     return {k: fit(redact(v), MAX_TAG_LENGTH) for k, v in tags.items()}
+
+
+def logged_signature(
+    params: Mapping[str, str], tags: Mapping[str, str], label: str
+) -> tuple[str | None, str | None]:
+    """The signature a logged run (shown as `label`) was scored with, recomputed from its
+    `params` (which never change once logged), and why it cannot be trusted: a required param
+    missing, or the ``extract_mlflow.signature`` tag (which anyone may set) missing or saying
+    otherwise. The signature is None when the params cannot give it."""
+    missing = missing_params(params)
+    if missing:
+        return None, (
+            f"{label} has no {', '.join(missing)} param: cannot tell how it was scored (not an "
+            "extract_mlflow evaluation run)"
+        )
+    signature, tag = signature_of(params), tags.get(SIGNATURE_TAG)
+    if tag is None:
+        return signature, f"{label} has no {SIGNATURE_TAG} tag (its params say {signature})"
+    if tag != signature:
+        diff = "; ".join(differences(tag, signature))
+        return signature, (
+            f"the {SIGNATURE_TAG} tag of {label} does not match its params (tag vs params: {diff})"
+        )
+    return signature, None
 
 
 @dataclass

@@ -79,7 +79,7 @@ from ..core.text import fmt, truncate
 from ..errors import GateError, InputError, TrackingError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
-from .comparisons import log_comparison_page, page_flips
+from .comparisons import comparison_folder, log_comparison, page_flips
 from .refs import (
     FetchedRun,
     compare_options,
@@ -90,6 +90,7 @@ from .refs import (
 from .registry import (
     ALIAS_TAG,
     BASELINE_TAG,
+    COMPARISON_TAG,
     CRITERIA_TAG,
     LAPSES,
     SUMMARY_TAG,
@@ -206,11 +207,15 @@ def _headline_metric(comparison: Comparison) -> str | None:
 
 
 def summary(comparison: Comparison, no_baseline: str = "no baseline") -> str:
-    """One line (≤ 500 characters) for the registry UI; `no_baseline` says why there was no
-    baseline run, when there was none.
+    """One line (≤ 500 characters) for the registry UI, in English; `no_baseline` says why
+    there was no baseline run, when there was none. It counts the checks that were decided
+    and those skipped, never the gates.
 
-    e.g. ``f1 0.991 vs 0.865 (+0.126); 3 gated metrics passed``
+    e.g. ``f1 0.991 vs 0.865 (+0.126); 3 checked``
     """
+    from ..core.language import language
+    from ..views.comparison import checks_text
+
     parts = []
     metric = _headline_metric(comparison)
     row = comparison.row(metric) if metric else None
@@ -223,20 +228,14 @@ def summary(comparison: Comparison, no_baseline: str = "no baseline") -> str:
         parts.append(f"{no_baseline}: absolute thresholds only")
     elif not comparison.comparable:
         parts.append("compared although the runs were scored differently")
-    total, failed = len(comparison.gates), comparison.failed_gates
-    if failed:
-        reasons = "; ".join(r for g in failed for r in g.reasons)
-        parts.append(f"{len(failed)} of {_metrics(total)} failed: {reasons}")
-    elif not comparison.checked:
-        parts.append("no gate was evaluated")
-    else:
-        parts.append(f"{_metrics(total)} passed")
+    with language("en"):
+        counted = checks_text(comparison.tally)
+    parts.append(counted if comparison.checked else f"no gate was evaluated ({counted})")
+    reasons = "; ".join(r for g in comparison.failed_gates for r in g.reasons)
+    if reasons:
+        parts.append(f"gate failed: {reasons}")
     text = "; ".join(parts)
     return truncate(text, SUMMARY_LIMIT)
-
-
-def _metrics(n: int) -> str:
-    return f"{n} gated metric{'' if n == 1 else 's'}"
 
 
 def criteria(gates: Sequence[Gate]) -> str:
@@ -288,6 +287,7 @@ class _Promoter:
     candidate: FetchedRun | None = None
     judged: dict[str | None, Comparison] = field(default_factory=dict)
     flips: dict[str | None, tuple[Flip, ...] | None] = field(default_factory=dict)
+    baseline_runs: dict[str | None, str] = field(default_factory=dict)
     tracker: Tracker | None = None
 
     def _fetch(self, version: str) -> FetchedRun:
@@ -307,6 +307,7 @@ class _Promoter:
         elif holder is not None:
             base = self._fetch(holder)
             notes = [*base.notes, *notes]
+            self.baseline_runs[holder] = base.resolved.run_id
         else:
             notes.append(f"no version of {uri} holds the alias: absolute thresholds only")
         result = with_notes(judge(base, cand, self.gates, self.options), notes)
@@ -339,23 +340,43 @@ class _Promoter:
         verdict: str | None = None,
         write: bool = True,
     ) -> Promotion:
-        """Tag the version (unless `write` is False) and describe the outcome."""
+        """Keep the comparison on the candidate's run and tag the version (unless `write` is
+        False: then nothing is written); describe the outcome."""
         tags = promotion_tags(comparison, self.gates, self.alias, previous, verdict)
-        if write:
-            self.registry.tag(self.version, tags)
-            comparison = self._log_page(comparison, gated_against)
         target = self.registry.target
-        return Promotion(
-            comparison, _EXIT_CODES[outcome] == 0, target.name, self.version, self.alias,
-            target.kind, previous, tags if write else {}, outcome, gated_against,
-        )  # fmt: skip
 
-    def _log_page(self, comparison: Comparison, holder: str | None) -> Comparison:
-        """The comparison page on the candidate's run (``eval/comparison.html``)."""
+        def promotion(shown: Comparison, written: Mapping[str, str]) -> Promotion:
+            return Promotion(
+                shown, _EXIT_CODES[outcome] == 0, target.name, self.version, self.alias,
+                target.kind, previous, written, outcome, gated_against,
+            )  # fmt: skip
+
+        if not write:
+            return promotion(comparison, {})
+        comparison, tags = self._keep(comparison, gated_against, tags, promotion)
+        self.registry.tag(self.version, tags)
+        return promotion(comparison, tags)
+
+    def _keep(
+        self,
+        comparison: Comparison,
+        holder: str | None,
+        tags: dict[str, str],
+        promotion: Callable[[Comparison, Mapping[str, str]], Promotion],
+    ) -> tuple[Comparison, dict[str, str]]:
+        """Store the comparison (page and the promotion as JSON) in a folder of its own on the
+        candidate's run; the tags then point to it (``extract_mlflow.promotion.comparison``;
+        ``none`` when the store refused it, so no earlier verdict's folder is named)."""
         if self.candidate is None:
-            return comparison
-        run_id, flips = self.candidate.resolved.run_id, self.flips.get(holder)
-        return log_comparison_page(comparison, run_id, flips, tracker=self.tracker)
+            return comparison, {**tags, COMPARISON_TAG: "none"}
+        run_id = self.candidate.resolved.run_id
+        here = comparison_folder(self.baseline_runs.get(holder))
+        pointed = {**tags, COMPARISON_TAG: f"runs:/{run_id}/{here.path}"}
+        kept = log_comparison(
+            comparison, run_id, here, self.flips.get(holder), tracker=self.tracker,
+            record=lambda shown: promotion(shown, pointed).to_json(),
+        )  # fmt: skip
+        return kept, (pointed if kept.logged_as is not None else {**tags, COMPARISON_TAG: "none"})
 
     def run(self, policy: LeasePolicy) -> Promotion:
         registry, alias = self.registry, self.alias

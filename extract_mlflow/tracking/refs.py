@@ -10,11 +10,14 @@ A *ref* names one evaluation run:
   prompt version (``score --prompt-uri``). MLflow 3 links a prompt to a run with the run tag
   ``mlflow.linkedPrompts`` (a JSON list of ``{"name", "version"}``), so the runs are found by a
   tag search over every experiment. When several runs link the version, the newest evaluation
-  run (one with an ``extract_mlflow.signature`` tag that did not fail) is used, and the
-  resolution says so.
+  run (one with an ``extract_mlflow.signature`` tag and the signature's params, that did not
+  fail) is used, and the resolution says so.
 
-:func:`compare_refs` fetches both runs (metrics, signature tag, ``eval/documents.parquet``) and
-hands them to the pure :func:`~extract_mlflow.comparison.compare`.
+:func:`compare_refs` fetches both runs (metrics, params, signature tag,
+``eval/documents.parquet``) and hands them to the pure :func:`~extract_mlflow.comparison.compare`.
+Two runs are comparable when the signatures recomputed from their params agree: MLflow never
+lets a param change once logged, while a tag can be set by anyone at any time. A run whose tag
+disagrees with its params (or that lacks the tag or the params) is refused like a mismatch.
 
 Only finished evaluations are compared: a run that is RUNNING (still logging, or orphaned by a
 crash), SCHEDULED, FAILED or KILLED is refused, naming the run and its status, unless
@@ -48,12 +51,13 @@ from ..comparison import (
     check_options,
     compare,
 )
+from ..core.signature import missing_params
 from ..errors import InputError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
 from .client import one_line
-from .comparisons import log_comparison_page, page_flips
-from .payload import ARTIFACT_DIR, SIGNATURE_TAG
+from .comparisons import comparison_folder, log_comparison, page_flips
+from .payload import ARTIFACT_DIR, SIGNATURE_TAG, logged_signature
 from .runs import Tracker
 
 if TYPE_CHECKING:
@@ -275,8 +279,9 @@ def linked_runs(client: MlflowClient, name: str, version: str) -> list[Run]:
 
 
 def is_evaluation(run: Run) -> bool:
-    """A run this package logged (it has the signature tag) that did not fail."""
-    return SIGNATURE_TAG in run.data.tags and run.info.status not in _UNUSABLE_STATUS
+    """A run this package logged (it has the signature tag and params) that did not fail."""
+    logged = SIGNATURE_TAG in run.data.tags and not missing_params(run.data.params)
+    return logged and run.info.status not in _UNUSABLE_STATUS
 
 
 def prompt_evaluation_run(client: MlflowClient, name: str, version: str) -> tuple[str, str]:
@@ -322,11 +327,13 @@ def resolve_ref(client: MlflowClient, ref: str) -> ResolvedRef:
 # -- fetching a scored run ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FetchedRun:
-    """A run ready to compare, with what was learnt while fetching it."""
+    """A run ready to compare, with what was learnt while fetching it. `distrust` says why the
+    run's signature cannot be trusted (None when its params and its tag agree)."""
 
     scored: ScoredRun
     resolved: ResolvedRef
     notes: tuple[str, ...] = ()
+    distrust: str | None = None
 
 
 def _documents(client: MlflowClient, resolved: ResolvedRef) -> Any:
@@ -357,9 +364,10 @@ def unfinished(label: str, run_id: str, status: str) -> str:
 def fetch_run(
     client: MlflowClient, ref: str | ResolvedRef, *, allow_unfinished: bool = False
 ) -> FetchedRun:
-    """Resolve `ref` and read its metrics, signature tag and per-document counts. A run that is
-    not FINISHED (RUNNING, SCHEDULED, FAILED, KILLED) is an InputError naming it and its status,
-    unless `allow_unfinished` (then a note says so)."""
+    """Resolve `ref` and read its metrics, its signature (from its params, checked against its
+    tag: :func:`~.payload.logged_signature`) and per-document counts. A run that is not FINISHED
+    (RUNNING, SCHEDULED, FAILED, KILLED) is an InputError naming it and its status, unless
+    `allow_unfinished` (then a note says so)."""
     resolved = ref if isinstance(ref, ResolvedRef) else resolve_ref(client, ref)
     with lookup_errors(f"bad reference {resolved.ref or resolved.run_id!r}"):
         run = client.get_run(resolved.run_id)
@@ -374,18 +382,21 @@ def fetch_run(
     frame = _documents(client, resolved)
     if frame is None:
         notes.append(f"{resolved.label} has no {DOCUMENTS_ARTIFACT}: no intervals, no flips")
-    scored = ScoredRun(
-        dict(run.data.metrics), frame, run.data.tags.get(SIGNATURE_TAG), resolved.label
-    )
-    return FetchedRun(scored, resolved, tuple(notes))
+    label = resolved.label if resolved.kind != "run" else f"run {resolved.run_id}"
+    signature, distrust = logged_signature(run.data.params, run.data.tags, label)
+    scored = ScoredRun(dict(run.data.metrics), frame, signature, resolved.label)
+    return FetchedRun(scored, resolved, tuple(notes), distrust)
 
 
 def fetch_scored_run(client: MlflowClient, ref: str | ResolvedRef) -> ScoredRun:
     """Resolve `ref` and fetch what a comparison needs of it: metrics (latest values), the
-    ``extract_mlflow.signature`` tag, and ``eval/documents.parquet`` (None when absent)."""
+    signature its params record (None when they cannot tell), and ``eval/documents.parquet``
+    (None when absent). A tag that disagrees with the params is logged as a warning."""
     fetched = fetch_run(client, ref)
     for note in fetched.notes:
         log.info("%s", note)
+    if fetched.distrust:
+        log.warning("%s", fetched.distrust)
     return fetched.scored
 
 
@@ -410,6 +421,8 @@ def compare_refs(
     """Compare two runs on a tracking server, each given as a ref (``baseline_ref=None``: no
     baseline, only absolute thresholds apply). Gates and options are checked before any network
     call. The result is a verdict only when a check was evaluated (``exit_code`` 2 otherwise).
+    The comparison is kept on the candidate's run, in a folder of its own
+    (:func:`~extract_mlflow.tracking.comparisons.log_comparison`).
 
     Raises InputError (a ref that does not resolve, a run not FINISHED unless
     `allow_unfinished`, a bad option), IncomparableRunsError (signatures differ, unless
@@ -430,7 +443,8 @@ def compare_refs(
     result = judge(base, cand, gate_list, options)
     result = with_notes(result, [*(base.notes if base else ()), *cand.notes])
     flips = page_flips(result, base.scored.documents if base else None, cand.scored.documents)
-    return log_comparison_page(result, cand.resolved.run_id, flips, tracking_uri=tracking_uri)
+    here = comparison_folder(base.resolved.run_id if base else None)
+    return log_comparison(result, cand.resolved.run_id, here, flips, tracking_uri=tracking_uri)
 
 
 def compare_options(
@@ -448,9 +462,21 @@ def compare_options(
 def judge(
     base: FetchedRun | None, cand: FetchedRun, gates: Sequence[Gate], options: Mapping[str, Any]
 ) -> Comparison:
-    """Compare two fetched runs; a signature mismatch names both runs."""
+    """Compare two fetched runs by the signatures their params record. A run whose signature
+    cannot be trusted (:func:`~.payload.logged_signature`), or a signature mismatch, is refused
+    in one line naming both runs, unless ``allow_incomparable`` (then the notes say so)."""
+    who = f"{base.resolved.label} vs {cand.resolved.label}" if base else cand.resolved.label
+    distrust = [r.distrust for r in (base, cand) if base is not None and r and r.distrust]
+    if distrust and not options.get("allow_incomparable"):
+        raise IncomparableRunsError(
+            f"{who}: {'; '.join(distrust)}; pass allow_incomparable (--allow-incomparable) to "
+            "compare anyway"
+        )
     try:
-        return compare(None if base is None else base.scored, cand.scored, gates, **options)
+        result = compare(None if base is None else base.scored, cand.scored, gates, **options)
     except IncomparableRunsError as exc:
-        who = f"{base.resolved.label} vs {cand.resolved.label}" if base else cand.resolved.label
         raise IncomparableRunsError(f"{who}: {exc}") from None
+    if not distrust:
+        return result
+    notes = [f"compared although {d} (--allow-incomparable)" for d in distrust]
+    return dataclasses.replace(result, comparable=False, notes=(*notes, *result.notes))

@@ -451,3 +451,7 @@ BASELINE_TAG = TAG_PREFIX + "baseline"
 
 
 ALIAS_TAG = TAG_PREFIX + "alias"
+
+
+COMPARISON_TAG = TAG_PREFIX + "comparison"
+"""The version tag naming where its verdict's comparison is kept (``runs:/<run>/<folder>``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..comparison import Comparison, MetricRow
 from ..core.language import tr
 from ..core.text import fmt
+from ..gate_checks import Tally
 from .sections import status_text
 from .table import aligned
 
@@ -32,16 +33,25 @@ def _p(row: MetricRow) -> str:
     return "" if row.interval is None else f"{row.interval.p_value:.3f}"
 
 
+def checks_text(t: Tally) -> str:
+    """What a verdict rests on, e.g. ``2 checked, 7 skipped: no baseline run``: the count of
+    :func:`~extract_mlflow.gate_checks.tally_checks`, never the number of gates."""
+    parts = [tr("cmp.checks_checked", n=t.checked)]
+    if t.failed:
+        parts.append(tr("cmp.checks_failed", n=t.failed))
+    if t.skipped:
+        parts.append(tr("cmp.checks_skipped", n=t.skipped, reasons="; ".join(t.reasons)))
+    return ", ".join(parts)
+
+
 def verdict(c: Comparison) -> str:
-    """One line: passed or failed, and how many gates."""
-    total, failed = len(c.gates), len(c.failed_gates)
+    """One line: passed or failed, and how many checks were decided, failed and skipped."""
+    t = c.tally
     if not c.checked:
-        return tr("cmp.not_gated")
-    if failed:
-        return tr("cmp.failed_one" if total == 1 else "cmp.failed_many", failed=failed, total=total)
-    if total == 1:
-        return tr("cmp.passed_one")
-    return tr("cmp.passed_all", total=total)
+        return (
+            tr("cmp.not_gated_checks", checks=checks_text(t)) if t.skipped else tr("cmp.not_gated")
+        )
+    return tr("cmp.passed" if c.passed else "cmp.failed", checks=checks_text(t))
 
 
 def _sides(c: Comparison) -> str:

@@ -8,7 +8,8 @@ labels, document ids, field paths, values) is HTML-escaped, and the script reads
 Sections: an overview (micro and macro F1 before → after with the paired-bootstrap interval),
 the per-field table (sortable, worst change first, a bar per delta), the flipped documents and,
 when the documents themselves are given (``diff``), gold vs A vs B side by side with the leaves
-the scorer marked wrong highlighted. Every human-readable string is a constant of this module.
+the scorer marked wrong highlighted; for a comparison kept on a run, where it is kept and the
+comparisons kept there before it. Every human-readable string is a constant of this module.
 """
 
 from __future__ import annotations
@@ -158,8 +159,23 @@ def render(page: Page) -> str:
             *(f"<li>{e(n)}</li>" for n in c.notes),
             "</ul>",
         ]
+    parts += _history(c)
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"
+
+
+def _history(c: Comparison) -> list[str]:
+    """Where this comparison is kept on the candidate's run, and the ones kept before it
+    (``eval/comparisons/<baseline run id>/<UTC time>``)."""
+    if c.logged_as is None:
+        return []
+    out = [f"<h2>{tr('page.history')}</h2>"]
+    out.append(f"<p>{e(tr('page.kept_as', path=c.logged_as.path))}</p>")
+    if not c.earlier:
+        return [*out, f'<p class="muted">{tr("page.no_earlier")}</p>']
+    out.append(f"<p>{e(tr('page.earlier', n=len(c.earlier)))}</p>")
+    items = "".join(f"<li><code>{e(k.path)}</code></li>" for k in c.earlier)
+    return [*out, f'<ul id="earlier">{items}</ul>']
 
 
 def _signed(value: float | None) -> str:
