@@ -256,9 +256,15 @@ def start_server(tmp_path: Path) -> Iterator[Callable[[], MlflowServer]]:
 
 @pytest.fixture(scope="session")
 def local_store(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """An embedded (in-process) SQLite tracking store shared by the session."""
+    """An embedded (in-process) SQLite tracking store shared by the session, created here with
+    its default experiment's artifacts beside it (MLflow would put them in ``./mlruns`` of the
+    working directory at first use: the checkout)."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
     root = tmp_path_factory.mktemp("mlflow-local")
-    return f"sqlite:///{root / 'mlflow.db'}"
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    SqlAlchemyStore(uri, (root / "mlruns").as_uri())
+    return uri
 
 
 @pytest.fixture
