@@ -263,7 +263,7 @@ def local_store(tmp_path_factory: pytest.TempPathFactory) -> str:
 
     root = tmp_path_factory.mktemp("mlflow-local")
     uri = f"sqlite:///{root / 'mlflow.db'}"
-    SqlAlchemyStore(uri, (root / "mlruns").as_uri())
+    SqlAlchemyStore(uri, (root / "mlruns").as_uri())  # type: ignore[no-untyped-call]
     return uri
 
 
