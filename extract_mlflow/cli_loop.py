@@ -13,6 +13,7 @@ import click
 
 from .cli_options import (
     EVALUATE_OPTIONS,
+    command_inputs,
     config_options,
     emit,
     handle_errors,
@@ -25,6 +26,7 @@ from .cli_options import (
 )
 from .core.language import tr
 from .errors import InputError
+from .io.outputs import check_results_folder
 
 if TYPE_CHECKING:
     from .evaluation.iterations import Iteration
@@ -69,6 +71,7 @@ def score_iterations(folder: Path, gold: Path | None, **options: Any) -> None:
 
     no_log, fmt, out = options.pop("no_log"), options.pop("fmt"), options.pop("out")
     results = options.pop("results") or folder / "results"
+    check_results_folder(results, command_inputs(click.get_current_context()))
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
         _check_tracking(options)
     scoring = {k: options.pop(k) for k in EVALUATE_OPTIONS if k != "id_key"}
