@@ -125,6 +125,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "fid.all": {"en": "(all)", "ko": "(전체)"},
     # -- notes under a report (table and markdown) -------------------------------------
     "note.warning": {"en": "warning: {message}", "ko": "경고: {message}"},
+    "list.more": {"en": "… {n} more not shown", "ko": "… {n}개 더 있음 (표시하지 않음)"},
     "note.parse_failure": {
         "en": "parse failure in `{doc_id}`: {reason}",
         "ko": "`{doc_id}` 파싱 실패: {reason}",

@@ -380,6 +380,7 @@ def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]
         pred_digest=summary.pred_digest,
         unknown_ids=tuple(summary.unknown_ids),
         unattributed=tuple(summary.unattributed),
+        unattributed_count=summary.unattributed_count,
         **Inputs.extras_facts(extras, with_source),
     )
 

@@ -25,6 +25,7 @@ from ..core.paths import document_leaves
 from ..core.text import compact, fmt
 from ..fields.scorer import MISSING, DocCounts, FieldScorer
 from ..io.loading import load_gold
+from .sections import LISTED
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report
@@ -77,7 +78,8 @@ def _document_lines(report: Report) -> list[str]:
             lines.append(f"- {d.id}: the output could not be read ({d.reason})")
         elif d.status == "missing":
             lines.append(f"- {d.id}: no output at all")
-    return lines
+    more = len(lines) - LISTED
+    return lines[:LISTED] + ([f"- … {more} more not shown"] if more > 0 else [])
 
 
 def _section_lines(missing: Mapping[str, int]) -> list[str]:

@@ -10,8 +10,11 @@ from ..core.language import tr
 from ..core.text import display_width, fmt, pad, terminal_safe, truncate
 from ..fields.scorer import CATEGORIES
 from .sections import (
+    FIELDS_LISTED,
     _field_row,
     canaries_line,
+    capped,
+    capped_lines,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -22,7 +25,7 @@ from .sections import (
 
 if TYPE_CHECKING:
     from ..fidelity.score import FidelitySummary
-    from ..report import Report
+    from ..report import FieldResult, Report
 
 
 FIELD_WIDTH = 32  # field paths longer than this are cut with "…" in the terminal table
@@ -33,7 +36,9 @@ def report_table(report: Report) -> str:
     """A plain-text table for the terminal: a header (documents, parse failures, unknown ids,
     the headline scores), one row per field worst first with its errors by kind, the documents
     with the most errors, the notes and a one-line legend."""
-    out = [*_header(report), "", *aligned(_field_rows(report), left=2, last_left=True)]
+    fields, more = capped(fields_by_f1(report), FIELDS_LISTED)
+    out = [*_header(report), "", *aligned(_field_rows(fields), left=2, last_left=True)]
+    out += [more] if more else []
     out += _worst_lines(report)
     if report.fidelity is not None:
         out += ["", fidelity_table(report.fidelity).rstrip()]
@@ -71,10 +76,10 @@ def _header(report: Report) -> list[str]:
     return [counts, scores]
 
 
-def _field_rows(report: Report) -> list[tuple[str, ...]]:
+def _field_rows(fields: Sequence[FieldResult]) -> list[tuple[str, ...]]:
     head = (tr("table.head_field"), tr("table.head_type"), "TP", "FP", "FN", "P", "R", "F1")
     rows: list[tuple[str, ...]] = [(*head, tr("table.head_errors"))]
-    for f in fields_by_f1(report):
+    for f in fields:
         c = f.counts
         rows.append(
             (
@@ -136,14 +141,17 @@ def fidelity_table(summary: FidelitySummary) -> str:
         rate=fmt(o.hallucination_rate),
         approved=o.approved,
     )
+    fields, more = capped(fidelity_fields_by_bleu(summary), FIELDS_LISTED)
     rows = [field_head(), _field_row(tr("fid.all"), o)]
-    rows += [_field_row(name, stats) for name, stats in fidelity_fields_by_bleu(summary)]
-    out = [head, "", *aligned(rows)]
+    rows += [_field_row(name, stats) for name, stats in fields]
+    out = [head, "", *aligned(rows), *([more] if more else [])]
+    injections = []
     for doc_id, findings in summary.injection.items():
         lines = ", ".join(
             tr("table.injection_line", line=f.line, pattern=f.pattern) for f in findings
         )
-        out.append(tr("table.injection", doc_id=doc_id, findings=lines))
+        injections.append(tr("table.injection", doc_id=doc_id, findings=lines))
+    out += capped_lines(injections)
     line = canaries_line(summary)
     if line:
         out.append(line)
