@@ -25,6 +25,7 @@ from .cli_options import (
     tracking_options,
 )
 from .core.language import tr
+from .core.text import safe_lines
 from .errors import InputError
 from .io.outputs import check_results_folder
 
@@ -152,8 +153,8 @@ def _unlogged(
         }
         return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
     if fmt == "md":
-        return "\n".join(["# Iterations", "", *loop_markdown(rows)]) + "\n"
-    return "\n".join(loop_table(rows)) + "\n"
+        return safe_lines(["# Iterations", "", *loop_markdown(rows)])
+    return safe_lines(loop_table(rows))
 
 
 def _row(it: Iteration, step: int) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from .errors import ExtractMlflowError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-
 EXIT_BAD_INPUT = 2
 
 
@@ -217,6 +216,8 @@ def _key_values(
             key, sep, value = v.partition("=")
             if not sep or not key.strip():
                 raise click.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint=option)
+            if key.strip() in out:  # which one is meant? MLflow would keep either
+                raise click.BadParameter(f"{key.strip()!r} given twice", param_hint=option)
             out[key.strip()] = value
         return out
 

@@ -284,3 +284,18 @@ def test_every_scoring_option_reaches_the_evaluation(tmp_path: Path) -> None:
         "score-iterations", str(folder), "--config", CONFIG, "--no-log", "--profile", "nope"
     )
     assert code == 2 and err.startswith("error: "), err  # the option is not dropped
+
+
+def test_iteration_names_cannot_be_formulas_in_metrics_csv(tmp_path: Path) -> None:
+    """A spreadsheet opening metrics.csv reads a cell starting with = + - @ as a formula: such
+    an iteration name gets a leading quote (OWASP's CSV injection advice); scores stay
+    numbers."""
+    folder = example_copy(tmp_path)
+    names = ["=HYPERLINK(1)", "+1", "@SUM(A1)"]
+    for old, new in zip(ITERATIONS, names, strict=True):
+        (folder / old).rename(folder / new)
+    code, _, err = cli("score-iterations", str(folder), "--config", CONFIG, "--no-log")
+    assert code == 0, err
+    rows = read_csv(folder / "results" / "metrics.csv")
+    assert sorted(r["iteration"] for r in rows) == sorted("'" + n for n in names)
+    assert all(float(r["f1"]) > 0 for r in rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..comparison import Comparison, MetricRow
 from ..core.language import tr
-from ..core.text import fmt
+from ..core.text import fmt, safe_lines
 from ..gate_checks import Tally
 from .sections import FIELDS_LISTED, capped, capped_lines, status_text
 from .table import aligned
@@ -118,7 +118,7 @@ def comparison_markdown(c: Comparison) -> str:
     lines += _md_documents(c)
     if c.notes:
         lines += ["", tr("diff.md_notes"), "", *[f"- {n}" for n in capped_lines(c.notes)]]
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)
 
 
 def _md_documents(c: Comparison) -> list[str]:
@@ -184,4 +184,4 @@ def comparison_table(c: Comparison) -> str:
             )
         out += [more] if more else []
     out += [tr("diff.note", note=n) for n in capped_lines(c.notes)]
-    return "\n".join(out) + "\n"
+    return safe_lines(out)

@@ -5,7 +5,7 @@ micro F1). Every human-readable string comes from the message catalogue."""
 from __future__ import annotations
 
 from ..core.language import tr
-from ..core.text import fmt, md_cell
+from ..core.text import fmt, md_cell, safe_lines
 from ..diffing import Diff, FieldDelta
 from ..flips import Flip
 from .sections import FIELDS_LISTED, capped, capped_lines, status_text
@@ -109,7 +109,7 @@ def diff_table(d: Diff) -> str:
         shown = "; ".join(_flip_texts(flips)) or tr("diff.none")
         out.append(f"{tr(key, n=len(flips))}: {shown}")
     out += [tr("diff.note", note=n) for n in capped_lines(c.notes)]
-    return "\n".join(out) + "\n"
+    return safe_lines(out)
 
 
 def diff_markdown(d: Diff) -> str:
@@ -141,4 +141,4 @@ def diff_markdown(d: Diff) -> str:
     if c.notes:
         notes = capped_lines(c.notes)
         lines += ["", tr("diff.md_notes"), "", *[f"- {md_cell(n)}" for n in notes]]
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..core.language import tr
 from ..core.paths import document_leaves
-from ..core.text import compact, fmt
+from ..core.text import compact, fmt, safe_lines
 from ..fields.scorer import MISSING, DocCounts, FieldScorer
 from ..io.loading import load_gold
 from .sections import LISTED
@@ -120,7 +120,7 @@ def feedback_text(
         lines += ["", "Missing sections:", *section_lines]
     if not weak and not docs and not section_lines:
         lines += ["", "No mistakes: every field matched."]
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)
 
 
 def _as_docs(
@@ -230,4 +230,4 @@ def hints_text(hints: Mapping[str, Sequence[Any]], value_limit: int = 60) -> str
     for path, values in hints.items():
         shown = " | ".join(_value(v, value_limit) for v in values)
         lines.append(f"- {path}: {shown}")
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)

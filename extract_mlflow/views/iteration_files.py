@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import md_cell
+from ..core.text import md_cell, safe_lines
 from ..io.outputs import claim_results_folder, write_atomic
 from .feedback import feedback_text
 from .iterations import LoopRow, best_row, loop_markdown, loop_rows, metrics_csv, metrics_latex
@@ -104,7 +104,7 @@ def summary_markdown(
         lines += _iteration_section(title, iterations[best], best + 1)
         if best != last:
             lines += _iteration_section("Last iteration", iterations[last], last + 1)
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)
 
 
 def diagnostics_json(iterations: Sequence[Iteration]) -> str:

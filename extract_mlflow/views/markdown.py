@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
-from ..core.text import compact, escape_pipes, fmt, md_cell, terminal_safe
+from ..core.text import compact, escape_pipes, fmt, md_cell, safe_lines
 from .sections import (
     FIELDS_LISTED,
     _field_row,
@@ -140,13 +140,13 @@ def report_markdown(report: Report) -> str:
                 f"| {md_cell(d.id)} | {status_text(d.status)} | {c.fp} | {c.fn} | {fmt(c.f1)} |"
             )
     if report.fidelity is not None:
-        lines += ["", fidelity_markdown(report.fidelity).rstrip()]
+        lines += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
-        lines += ["", structure_markdown(report.structure).rstrip()]
+        lines += ["", *_structure_lines(report.structure)]
     notes = report_notes(report)
     if notes:
         lines += ["", tr("md.notes"), "", *[f"- {n}" for n in notes]]
-    return terminal_safe("\n".join(lines) + "\n")
+    return safe_lines(lines)
 
 
 # -- views ---------------------------------------------------------------------------------
@@ -170,6 +170,10 @@ def _grounded(v: ValueFidelity) -> str:
 
 def fidelity_markdown(summary: FidelitySummary) -> str:
     """The fidelity section of summary.md (starts with a level-2 heading)."""
+    return safe_lines(_fidelity_lines(summary))
+
+
+def _fidelity_lines(summary: FidelitySummary) -> list[str]:
     from ..fidelity.values import BANDS, FLAGS  # here: text fidelity loads only with sources
 
     o = summary.overall
@@ -203,7 +207,7 @@ def fidelity_markdown(summary: FidelitySummary) -> str:
     lines += _worst_markdown(summary) + _approved_markdown(summary)
     lines += _injection_markdown(summary) + _canaries_markdown(summary)
     lines += _notes_markdown(summary)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _worst_markdown(summary: FidelitySummary) -> list[str]:
@@ -309,13 +313,17 @@ def _with_interval(values: Mapping[str, float], name: str) -> str:
 
 def structure_markdown(summary: StructureSummary) -> str:
     """The "Document structure" section of ``summary.md``."""
+    return safe_lines(_structure_lines(summary))
+
+
+def _structure_lines(summary: StructureSummary) -> list[str]:
     lines = [tr("md.structure"), "", *_headline_table(summary.headline)]
     for attribute, slices in summary.slices.items():
         lines += ["", tr("md.by", attribute=attribute), "", *_slice_table(attribute, slices)]
     if summary.notes:
         notes = capped_lines(summary.notes)
         lines += ["", tr("md.structure_notes"), "", *(f"- {n}" for n in notes)]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:

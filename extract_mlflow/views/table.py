@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
-from ..core.text import display_width, fmt, pad, terminal_safe, truncate
+from ..core.text import display_width, fmt, pad, safe_lines, terminal_safe, truncate
 from ..fields.scorer import CATEGORIES
 from .sections import (
     FIELDS_LISTED,
@@ -41,14 +41,14 @@ def report_table(report: Report) -> str:
     out += [more] if more else []
     out += _worst_lines(report)
     if report.fidelity is not None:
-        out += ["", fidelity_table(report.fidelity).rstrip()]
+        out += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
-        out += ["", _structure_table(report.structure)]
+        out += ["", *_structure_lines(report.structure)]
     notes = report_notes(report)
     if notes:
         out += ["", *notes]
     out += ["", tr("table.legend")]
-    return terminal_safe("\n".join(out) + "\n")
+    return safe_lines(out)
 
 
 def _header(report: Report) -> list[str]:
@@ -120,7 +120,7 @@ def _worst_lines(report: Report) -> list[str]:
     return ["", *aligned(rows, left=2)]
 
 
-def _structure_table(summary: Any) -> str:
+def _structure_lines(summary: Any) -> list[str]:
     """Structure metrics with their 95% intervals, one per line."""
     metrics = summary.metrics()
     lines = [tr("table.structure")]
@@ -128,11 +128,15 @@ def _structure_table(summary: Any) -> str:
         low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
         interval = f"  [{fmt(low)}, {fmt(high)}]" if low is not None else ""
         lines.append(f"  {name:<20} {fmt(metrics[name])}{interval}")
-    return "\n".join(lines)
+    return lines
 
 
 def fidelity_table(summary: FidelitySummary) -> str:
     """A plain-text table for the terminal: overall, then one row per field."""
+    return safe_lines(_fidelity_lines(summary))
+
+
+def _fidelity_lines(summary: FidelitySummary) -> list[str]:
     o = summary.overall
     head = tr(
         "table.fidelity",
@@ -156,7 +160,7 @@ def fidelity_table(summary: FidelitySummary) -> str:
     if line:
         out.append(line)
     out += fidelity_notes(summary)
-    return "\n".join(out) + "\n"
+    return out
 
 
 def aligned(
@@ -170,6 +174,7 @@ def aligned(
     >>> aligned([("name", "n"), ("a", "10")])
     ['name   n', '----  --', 'a     10']
     """
+    rows = [[terminal_safe(c, one_line=True) for c in r] for r in rows]  # one line each
     widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for n, r in enumerate(rows):
