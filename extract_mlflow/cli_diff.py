@@ -147,15 +147,17 @@ def render_diff(result: Diff, fmt: str, sides: Mapping[str, Sides] | None = None
 
 
 def _sides(gold: Path, pred_a: Path, pred_b: Path, result: Diff) -> dict[str, Sides]:
-    """The gold and both predictions of each flipped document (for the comparison page)."""
+    """The gold and both predictions of the flipped documents the comparison page shows side
+    by side."""
     from .diffing import flip_sides
     from .io.loading import load_gold, load_predictions
+    from .views.page import SIDE_BY_SIDE
 
     if not result.flips or result.report_a is None:
         return {}
     id_key = result.report_a.config.id_key
     docs = [load_predictions(p, id_key).docs for p in (pred_a, pred_b)]
-    return flip_sides(result, load_gold(gold, id_key).docs, docs[0], docs[1])
+    return flip_sides(result, load_gold(gold, id_key).docs, docs[0], docs[1], SIDE_BY_SIDE)
 
 
 def _log(

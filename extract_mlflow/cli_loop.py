@@ -13,6 +13,7 @@ import click
 
 from .cli_options import (
     EVALUATE_OPTIONS,
+    command_inputs,
     config_options,
     emit,
     handle_errors,
@@ -24,7 +25,9 @@ from .cli_options import (
     tracking_options,
 )
 from .core.language import tr
+from .core.text import safe_lines
 from .errors import InputError
+from .io.outputs import check_results_folder
 
 if TYPE_CHECKING:
     from .evaluation.iterations import Iteration
@@ -69,6 +72,7 @@ def score_iterations(folder: Path, gold: Path | None, **options: Any) -> None:
 
     no_log, fmt, out = options.pop("no_log"), options.pop("fmt"), options.pop("out")
     results = options.pop("results") or folder / "results"
+    check_results_folder(results, command_inputs(click.get_current_context()))
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
         _check_tracking(options)
     scoring = {k: options.pop(k) for k in EVALUATE_OPTIONS if k != "id_key"}
@@ -149,8 +153,8 @@ def _unlogged(
         }
         return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
     if fmt == "md":
-        return "\n".join(["# Iterations", "", *loop_markdown(rows)]) + "\n"
-    return "\n".join(loop_table(rows)) + "\n"
+        return safe_lines(["# Iterations", "", *loop_markdown(rows)])
+    return safe_lines(loop_table(rows))
 
 
 def _row(it: Iteration, step: int) -> dict[str, Any]:

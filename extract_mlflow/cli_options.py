@@ -12,7 +12,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -21,11 +21,7 @@ from .core.messages import LANGUAGES
 from .core.text import terminal_safe
 from .errors import ExtractMlflowError
 
-if TYPE_CHECKING:
-    pass
-
 F = TypeVar("F", bound=Callable[..., Any])
-
 
 EXIT_BAD_INPUT = 2
 
@@ -43,12 +39,14 @@ def _fail(message: str) -> None:
 
 
 def handle_errors(func: F) -> F:
-    """Turn library errors into one stderr line and exit code 2 (no traceback)."""
+    """Turn library errors into one stderr line and exit code 2 (no traceback); before the
+    command runs, refuse an `--out` that would overwrite one of its inputs."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             with _terminate_as_interrupt():
+                _refuse_overwriting_inputs()
                 return func(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors: click reports them itself (exit 2)
@@ -68,6 +66,29 @@ def handle_errors(func: F) -> F:
             _fail(tr("cli.internal_error", kind=type(exc).__name__, detail=exc))
 
     return wrapper  # type: ignore[return-value]
+
+
+OUTPUT_PARAMS = frozenset({"out", "results", "export_dir"})  # the path options written to
+
+
+def command_inputs(ctx: click.Context) -> list[Path]:
+    """The paths the running command reads: its path options and arguments but outputs."""
+    found: list[Path] = []
+    for param in ctx.command.params:
+        if param.name in OUTPUT_PARAMS or not isinstance(param.type, click.Path):
+            continue
+        value = ctx.params.get(param.name or "")
+        values = value if isinstance(value, tuple | list) else (value,)
+        found += [Path(v) for v in values if isinstance(v, str | Path)]
+    return found
+
+
+def _refuse_overwriting_inputs() -> None:
+    from .io.outputs import refuse_inputs
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and isinstance(out := ctx.params.get("out"), Path):
+        refuse_inputs(out, command_inputs(ctx))
 
 
 @contextlib.contextmanager
@@ -144,14 +165,16 @@ def _output_options(func: F, formats: list[str], help_text: str) -> F:
 
 
 def emit(text: str, out: Path | None) -> None:
-    """Print a report, or write it to `out`, with control characters escaped (JSON stays
-    JSON: the escapes are its own)."""
+    """Print a report, or write it to `out` whole (:func:`~.io.outputs.write_atomic`), with
+    control characters escaped (JSON stays JSON: the escapes are its own)."""
+    from .io.outputs import write_atomic
+
     text = terminal_safe(text)
     if out is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
     try:
-        out.write_text(text, encoding="utf-8")
+        write_atomic(out, text)
     except OSError as exc:
         raise ExtractMlflowError(tr("cli.cannot_write", path=out, reason=exc.strerror)) from None
 
@@ -193,6 +216,8 @@ def _key_values(
             key, sep, value = v.partition("=")
             if not sep or not key.strip():
                 raise click.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint=option)
+            if key.strip() in out:  # which one is meant? MLflow would keep either
+                raise click.BadParameter(f"{key.strip()!r} given twice", param_hint=option)
             out[key.strip()] = value
         return out
 

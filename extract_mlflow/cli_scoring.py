@@ -40,6 +40,7 @@ def scored_report(
     else:
         from .evaluation.evaluate import evaluate
 
+        _say_capped(options.get("workers", 1))
         report = evaluate(gold, pred, config_path, **options)
     if strict and report.warnings:
         raise ConfigError(tr("cli.strict", warnings="; ".join(report.warnings)))
@@ -49,3 +50,13 @@ def scored_report(
     for doc in report.layouts:  # pages are few and large: one progress line each
         say(doc.progress_line())
     return report
+
+
+def _say_capped(workers: object) -> None:
+    """One stderr line when --workers asks for more processes than there are cores to run
+    them (the evaluation starts one per core at most)."""
+    from .core.runtime import usable_cores
+
+    cores = usable_cores()
+    if isinstance(workers, int) and not isinstance(workers, bool) and workers > cores:
+        say(f"warning: {tr('cli.workers_capped', workers=workers, cores=cores)}")

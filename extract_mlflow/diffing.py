@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .comparison import Comparison, ScoredRun, _clean, compare
 from .core.keys import field_key
 from .errors import InputError
@@ -155,14 +157,23 @@ class Sides:
     id_key: str = "id"
 
 
-def _wrong(report: Report | None, doc_id: str) -> dict[str, tuple[Any, ...]]:
-    out: dict[str, list[Any]] = {}
-    doc = next((d for d in report.documents if d.id == doc_id), None) if report else None
-    for e in doc.errors if doc is not None else ():
-        out.setdefault(e.path, [])
-        if e.got is not None:
-            out[e.path].append(e.got)
-    return {path: tuple(values) for path, values in out.items()}
+Wrong = dict[str, tuple[Any, ...]]
+"""field path -> the predicted values the scorer marked wrong there"""
+
+
+def _wrong(report: Report | None, ids: set[str]) -> dict[str, Wrong]:
+    """What the scorer marked wrong in each of the documents `ids` (one pass over them)."""
+    found: dict[str, Wrong] = {}
+    for doc in report.documents if report is not None else ():
+        if doc.id not in ids:
+            continue
+        out: dict[str, list[Any]] = {}
+        for e in doc.errors:
+            out.setdefault(e.path, [])
+            if e.got is not None:
+                out[e.path].append(e.got)
+        found[doc.id] = {path: tuple(values) for path, values in out.items()}
+    return found
 
 
 def flip_sides(
@@ -170,20 +181,25 @@ def flip_sides(
     gold: Mapping[str, Mapping[str, Any]],
     docs_a: Mapping[str, Mapping[str, Any]],
     docs_b: Mapping[str, Mapping[str, Any]],
+    limit: int | None = None,
 ) -> dict[str, Sides]:
     """Each flipped document's gold and predictions (documents by id, as read from the
-    files), with what the scorer marked wrong on each side (from the diff's reports)."""
+    files), with what the scorer marked wrong on each side (from the diff's reports); the
+    first `limit` flipped documents only, when given."""
     id_key = result.report_a.config.id_key if result.report_a is not None else "id"
+    flips = result.flips[:limit]
+    ids = {f.id for f in flips}
+    wrong_a, wrong_b = _wrong(result.report_a, ids), _wrong(result.report_b, ids)
     return {
         f.id: Sides(
             gold.get(f.id),
             docs_a.get(f.id),
             docs_b.get(f.id),
-            _wrong(result.report_a, f.id),
-            _wrong(result.report_b, f.id),
+            wrong_a.get(f.id, {}),
+            wrong_b.get(f.id, {}),
             id_key,
         )
-        for f in result.flips
+        for f in flips
     }
 
 
@@ -224,12 +240,23 @@ def _moved(fields: Iterable[FieldDelta], tolerance: float, sign: int) -> tuple[F
     return tuple(sorted(moved, key=lambda f: (-sign * (f.delta or 0.0), f.path)))
 
 
-def _triple(row: pd.Series, path: str) -> Triple:
-    def get(prefix: str) -> int:
-        name = f"{prefix}/{path}"
-        return int(row[name]) if name in row.index else 0
+def _triples(frame: pd.DataFrame, ids: list[str], paths: list[str]) -> Any:
+    """(document, path, TP/FP/FN): the counts of the documents `ids` (the first row of an id)
+    for every path, 0 where the frame has no column for the path."""
+    rows = frame[~frame.index.duplicated()].loc[ids]
+    out = np.zeros((len(ids), len(paths), 3), dtype=np.int64)
+    for j, path in enumerate(paths):
+        for k, prefix in enumerate(("field_tp", "field_fp", "field_fn")):
+            name = f"{prefix}/{path}"
+            if name in rows.columns:
+                out[:, j, k] = rows[name].to_numpy(dtype=np.int64)
+    return out
 
-    return (get("field_tp"), get("field_fp"), get("field_fn"))
+
+def _statuses(frame: pd.DataFrame, ids: list[str]) -> list[str | None]:
+    if "status" not in frame.columns:
+        return [None] * len(ids)
+    return [str(s) for s in frame[~frame.index.duplicated()].loc[ids, "status"]]
 
 
 def flip_details(
@@ -240,18 +267,24 @@ def flip_details(
     a = frame_a.assign(id=frame_a["id"].astype(str)).set_index("id")
     b = frame_b.assign(id=frame_b["id"].astype(str)).set_index("id")
     paths = list(dict.fromkeys([*field_paths(frame_b), *field_paths(frame_a)]))
-    wanted = [(i, FIXED) for i in fixed] + [(i, BROKE) for i in broke]
+    wanted = sorted([(i, FIXED) for i in fixed] + [(i, BROKE) for i in broke])
+    ids = [doc_id for doc_id, _ in wanted]
+    counts_a, counts_b = _triples(a, ids, paths), _triples(b, ids, paths)
+    changed = (counts_a != counts_b).any(axis=2)
+    status_a, status_b = _statuses(a, ids), _statuses(b, ids)
     flips = []
-    for doc_id, direction in sorted(wanted):
-        ra, rb = a.loc[[doc_id]].iloc[0], b.loc[[doc_id]].iloc[0]
+    for n, (doc_id, direction) in enumerate(wanted):
         changes = tuple(
-            FieldChange(p, _triple(ra, p), _triple(rb, p))
-            for p in paths
-            if _triple(ra, p) != _triple(rb, p)
+            FieldChange(paths[j], _triple(counts_a[n, j]), _triple(counts_b[n, j]))
+            for j in np.flatnonzero(changed[n])
         )
-        status = [str(r["status"]) if "status" in r.index else None for r in (ra, rb)]
-        flips.append(Flip(doc_id, direction, changes, status[0], status[1]))
+        flips.append(Flip(doc_id, direction, changes, status_a[n], status_b[n]))
     return tuple(flips)
+
+
+def _triple(counts: Any) -> Triple:
+    tp, fp, fn = (int(c) for c in counts)
+    return (tp, fp, fn)
 
 
 def diff(

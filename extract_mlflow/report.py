@@ -141,6 +141,10 @@ class Report:
     skipped: list[str] = field(default_factory=list)
     unknown_ids: list[str] = field(default_factory=list)
     unattributed: list[str] = field(default_factory=list)
+    """prediction lines without a usable id ("line 7: ..."): the first
+    :data:`~extract_mlflow.io.loading.KEPT_LINES` of them"""
+    unattributed_count: int = 0
+    """how many such lines there were (when more than listed)"""
     gold_type_errors: dict[str, int] = field(default_factory=dict)
     gold_source: str = "<rows>"
     pred_source: str = "<rows>"
@@ -254,7 +258,12 @@ class Report:
     def unreadable_lines(self) -> int:
         """Prediction lines that could not be used: parse failures of gold documents plus
         the unattributed lines (no id could be recovered from them)."""
-        return len(self.parse_failures) + len(self.unattributed)
+        return len(self.parse_failures) + self.unattributed_total
+
+    @property
+    def unattributed_total(self) -> int:
+        """Prediction lines without a usable id, listed or not."""
+        return max(self.unattributed_count, len(self.unattributed))
 
     @property
     def parse_failure_rate(self) -> float | None:
@@ -272,7 +281,7 @@ class Report:
             missing = docs.count_with("missing")
         else:
             missing = sum(1 for d in docs if d.status == "missing")
-        extra = max(0, len(self.unattributed) - missing)
+        extra = max(0, self.unattributed_total - missing)
         return ratio(self.unreadable_lines, len(self.documents) + extra)
 
     @property
@@ -387,6 +396,7 @@ class Report:
             "structure": self.structure.to_dict() if self.structure is not None else None,
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
+            **self._unlisted(),
             "skipped": self.skipped,
             **({"inferred_types": self.inferred_types} if self.inferred_types else {}),
             "gold_type_errors": self.gold_type_errors,
@@ -399,6 +409,12 @@ class Report:
             "config_digest": self.config.digest(),
             "scorer_version": self.scorer_version,
         }
+
+    def _unlisted(self) -> dict[str, int]:
+        """``unattributed_lines_not_listed``: how many such lines the list leaves out (only
+        when it leaves some out)."""
+        n = self.unattributed_total - len(self.unattributed)
+        return {"unattributed_lines_not_listed": n} if n else {}
 
     def _layout_dict(self) -> dict[str, Any] | None:
         docs = self.layouts

@@ -99,3 +99,46 @@ def test_terminal_safe_leaves_no_control_character(text: str) -> None:
     safe = terminal_safe(text, one_line=True)
     assert RAW.search(safe) is None and "\n" not in safe and "\t" not in safe
     assert json.loads(f'"{terminal_safe(json.dumps(text)[1:-1])}"') == text
+
+
+FORGED = "all gates passed"
+NEWLINE_ID = f"inv-1\n{FORGED}"
+
+
+@pytest.mark.parametrize("fmt", ["table", "md"])
+def test_an_id_with_a_newline_cannot_forge_a_line(tmp_path: Path, fmt: str) -> None:
+    """Its newline is written as an escape, as every other control character is: the line
+    stays one line in the table, the notes and summary.md."""
+    gold = [{"id": NEWLINE_ID, "x": 1}, {"id": f"gone\n{FORGED}", "x": 2}, {"id": "c", "x": 3}]
+    pred = [{"id": NEWLINE_ID, "x": 5}, {"id": "c", "x": 3}]
+    code, out, err = run(tmp_path, *rows(gold), *rows(pred), "--format", fmt)
+    assert code == 0, err
+    assert not [line for line in out.splitlines() if line.lstrip("|- ").startswith(FORGED)]
+    for head in ("inv-1", "gone"):  # escaped, or a space in a markdown cell: on one line
+        assert any(head in x and FORGED in x for x in out.splitlines())
+
+
+def rows(docs: list[dict[str, object]]) -> tuple[bytes]:
+    return ("".join(json.dumps(d) + "\n" for d in docs).encode(),)
+
+
+@pytest.mark.parametrize("fmt", ["table", "md"])
+def test_a_flipped_id_with_a_newline_stays_on_its_line(tmp_path: Path, fmt: str) -> None:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes(*rows([{"id": NEWLINE_ID, "x": 1}, {"id": "c", "x": 3}]))
+    worse = tmp_path / "worse.jsonl"
+    worse.write_bytes(*rows([{"id": NEWLINE_ID, "x": 2}, {"id": "c", "x": 3}]))
+    result = CliRunner().invoke(main, ["diff", str(gold), str(gold), str(worse), "--format", fmt])
+    assert result.exit_code == 0, result.stderr
+    assert not [x for x in result.stdout.splitlines() if x.lstrip("|- ").startswith(FORGED)]
+    assert any("inv-1" in x and FORGED in x for x in result.stdout.splitlines())
+
+
+@pytest.mark.parametrize("option", ["--param", "--tag"])
+def test_a_key_given_twice_is_a_usage_error(tmp_path: Path, option: str) -> None:
+    gold, pred = lines({"id": "a", "x": 1}, {"id": "a", "x": 1})
+    code, out, err = run(tmp_path, gold, pred, option, "k=1", option, "k=2")
+    assert code == 2 and out == ""
+    assert f"Invalid value for {option}: 'k' given twice" in err
+    code, _, err = run(tmp_path, gold, pred, option, "k=1", option, "j=2")
+    assert code == 0, err

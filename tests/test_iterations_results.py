@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from extract_mlflow import evaluate, feedback_text
 from extract_mlflow.cli import main
+from extract_mlflow.io.outputs import RESULTS_MARKER
 from extract_mlflow.views.iteration_files import NO_TOKENS
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "iterations"
@@ -61,8 +62,8 @@ def test_the_results_folder_holds_every_file(run: tuple[Path, str, str]) -> None
     results, out, _ = run
     files = {p.relative_to(results).as_posix() for p in results.rglob("*") if p.is_file()}
     assert files == {
-        "metrics.csv", "metrics.tex", "summary.md", "diagnostics.json", "best_prompt.txt",
-        "trend.png", "trend.pdf", "tokens.png", "tokens.pdf",
+        RESULTS_MARKER, "metrics.csv", "metrics.tex", "summary.md", "diagnostics.json",
+        "best_prompt.txt", "trend.png", "trend.pdf", "tokens.png", "tokens.pdf",
         *(f"prompts/iter_{n}.txt" for n in (1, 2, 3)),
         *(f"feedback/iter_{n}.md" for n in (1, 2, 3)),
     }  # fmt: skip
@@ -167,6 +168,7 @@ def test_without_usage_tokens_plots_are_left_out_with_a_note(tmp_path: Path) -> 
         )
     stale = folder / "results"
     stale.mkdir()
+    (stale / RESULTS_MARKER).touch()
     (stale / "tokens.png").write_bytes(PNG_MAGIC)  # from an earlier run that had usage
     code, _, err = cli("score-iterations", str(folder), "--config", CONFIG, "--no-log")
     assert code == 0, err
@@ -282,3 +284,18 @@ def test_every_scoring_option_reaches_the_evaluation(tmp_path: Path) -> None:
         "score-iterations", str(folder), "--config", CONFIG, "--no-log", "--profile", "nope"
     )
     assert code == 2 and err.startswith("error: "), err  # the option is not dropped
+
+
+def test_iteration_names_cannot_be_formulas_in_metrics_csv(tmp_path: Path) -> None:
+    """A spreadsheet opening metrics.csv reads a cell starting with = + - @ as a formula: such
+    an iteration name gets a leading quote (OWASP's CSV injection advice); scores stay
+    numbers."""
+    folder = example_copy(tmp_path)
+    names = ["=HYPERLINK(1)", "+1", "@SUM(A1)"]
+    for old, new in zip(ITERATIONS, names, strict=True):
+        (folder / old).rename(folder / new)
+    code, _, err = cli("score-iterations", str(folder), "--config", CONFIG, "--no-log")
+    assert code == 0, err
+    rows = read_csv(folder / "results" / "metrics.csv")
+    assert sorted(r["iteration"] for r in rows) == sorted("'" + n for n in names)
+    assert all(float(r["f1"]) > 0 for r in rows)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from test_compact import assert_compact_same
 from test_stream import file_pairs, write
 
 from extract_mlflow.config import Config, load_config
+from extract_mlflow.core.runtime import usable_cores
 from extract_mlflow.errors import ConfigError, ExtractMlflowError
 from extract_mlflow.evaluation.accumulator import Extras
 from extract_mlflow.evaluation.evaluate import evaluate, score_files
@@ -502,3 +506,99 @@ def test_a_file_changed_while_the_workers_read_it_is_an_error(
     with pytest.raises(InputError, match="changed while it was being scored"):
         score_files(gold, pred, Config(), workers=2, batch_size=100)
     assert calls[:2] == [gold, pred]
+
+
+# -- how many workers, and that they end with the process that started them ------------------
+
+
+def _started(caplog: pytest.LogCaptureFixture) -> list[int]:
+    found = (re.match(r"starting (\d+) worker processes", r.getMessage()) for r in caplog.records)
+    return [int(m.group(1)) for m in found if m]
+
+
+@pytest.mark.parametrize(("docs", "batches"), [(3, 1), (9, 3)])
+def test_workers_are_capped_at_the_cores_and_the_batches(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, docs: int, batches: int
+) -> None:
+    gold = write(tmp_path / "gold.jsonl", golds(docs))
+    pred = write(tmp_path / "pred.jsonl", preds(docs))
+    want = evaluate(gold, pred)
+    with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.workers"):
+        got = score_files(gold, pred, Config(), workers=100_000, batch_size=3)
+    assert _started(caplog) == [min(usable_cores(), batches)]
+    assert_workers_same(got, want)
+
+
+def test_cli_says_when_workers_are_capped(tmp_path: Path) -> None:
+    gold = write(tmp_path / "gold.jsonl", golds(5))
+    pred = write(tmp_path / "pred.jsonl", preds(5))
+    many = _score(gold, pred, "--format", "json", "--workers", "100000")
+    one = _score(gold, pred, "--format", "json")
+    assert many.returncode == one.returncode == 0, many.stderr
+    assert many.stdout == one.stdout
+    (warning,) = many.stderr.splitlines()
+    assert (
+        warning.startswith("warning: --workers 100000:") and f"at most {usable_cores()}" in warning
+    )
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is `pid` (zombies, dead already, left out)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pids: list[int]) -> list[int]:
+    live = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            live.append(pid)
+    return live
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="the workers' parent-death signal is Linux's")
+def test_a_killed_score_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """SIGKILL of a real `score --workers 2` mid-run: its workers end within seconds (they
+    would otherwise run on, or block for ever writing into a pipe nobody reads)."""
+    gold, pred = write_dataset(*make_dataset(20_000, 3)[:2], tmp_path)
+    command = [sys.executable, "-m", "extract_mlflow", "score", str(gold), str(pred)]
+    proc = subprocess.Popen(
+        [*command, "--no-log", "--workers", "2", "--out", str(tmp_path / "report.txt")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: list[int] = []
+    try:
+        workers = _until(lambda: _children(proc.pid) if len(_children(proc.pid)) == 2 else None)
+        assert proc.poll() is None, "the run ended before it could be killed: use a bigger set"
+        proc.kill()
+        proc.wait(timeout=10)
+        assert _until(lambda: not _alive(workers) or None), f"workers left: {_alive(workers)}"
+    finally:
+        proc.kill()
+        for pid in _alive(workers or []):  # a failed run leaves none behind either
+            os.kill(pid, signal.SIGKILL)
+    assert not (tmp_path / "report.txt").exists()
+
+
+def _until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """`probe()`'s first truthy value, polled for up to `timeout` seconds (None if none)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(0.05)
+    return None

@@ -26,6 +26,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "results written to {path}",
         "ko": "결과를 {path}에 저장했습니다",
     },
+    "cli.workers_capped": {
+        "en": "--workers {workers}: {cores} core(s) to run on, so at most {cores} worker "
+        "processes (one per batch of documents)",
+        "ko": "--workers {workers}: 사용할 수 있는 코어가 {cores}개이므로 작업 프로세스는 최대 "
+        "{cores}개입니다(문서 묶음당 하나)",
+    },
     "cli.interrupted": {"en": "interrupted", "ko": "중단되었습니다"},
     "cli.interrupted_by": {"en": "interrupted: {reason}", "ko": "중단되었습니다: {reason}"},
     "cli.too_deep": {
@@ -119,6 +125,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "fid.all": {"en": "(all)", "ko": "(전체)"},
     # -- notes under a report (table and markdown) -------------------------------------
     "note.warning": {"en": "warning: {message}", "ko": "경고: {message}"},
+    "list.more": {"en": "… {n} more not shown", "ko": "… {n}개 더 있음 (표시하지 않음)"},
     "note.parse_failure": {
         "en": "parse failure in `{doc_id}`: {reason}",
         "ko": "`{doc_id}` 파싱 실패: {reason}",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 # C0 controls but tab and newline, DEL, C1 controls (0x9b is a CSI on its own), and the
@@ -46,6 +47,17 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
     """
     text = _CONTROL.sub(_escape, text)
     return _LINE_BREAKS.sub(_escape, text) if one_line else text
+
+
+def safe_lines(lines: Iterable[str]) -> str:
+    r"""`lines` as text for a terminal or a markdown file: one line each whatever they hold
+    (:func:`terminal_safe` with `one_line`: an id holding a newline cannot start a line of
+    its own, such as a forged "all gates passed"), each ended by a newline.
+
+    >>> safe_lines(["id a\nall gates passed", "ok"])
+    'id a\\nall gates passed\nok\n'
+    """
+    return "".join(terminal_safe(line, one_line=True) + "\n" for line in lines)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

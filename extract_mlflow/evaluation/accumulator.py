@@ -306,6 +306,7 @@ class Evaluation:
             skipped=sorted(state.skipped | {p for p, r in cfg.fields.items() if r.ignore}),
             unknown_ids=list(inputs.unknown_ids),
             unattributed=list(inputs.unattributed),
+            unattributed_count=inputs.unattributed_count,
             gold_type_errors=dict(sorted(state.gold_type_errors.items())),
             gold_source=inputs.gold_source,
             pred_source=inputs.pred_source,

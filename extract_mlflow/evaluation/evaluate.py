@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config import Config, load_config
-from ..core.runtime import gc_paused
+from ..core.runtime import gc_paused, usable_cores
 from ..errors import ConfigError, ExtractMlflowError
 from ..io.loading import (
     GoldSet,
@@ -26,12 +25,9 @@ from ..io.stream import JoinedStream, StreamSummary, first_block_clear
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation
 from .inputs import Extras, Inputs, Setup, content_digest, structure_keys
-from .workers import BATCH, StructureWatch, score_documents, score_lockstep, worker_pool
+from .workers import BATCH, StructureWatch, WorkerPool, score_documents, score_lockstep
 
 log = logging.getLogger(__name__)
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
     "Extras",
@@ -265,7 +261,8 @@ def score_files(
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
     report, errors and messages as :func:`score_sets` on the loaded files.
 
-    With `workers` > 1, batches of `batch_size` documents are scored in that many processes,
+    With `workers` > 1, batches of `batch_size` documents are scored in that many processes
+    (at most one per core and one per batch: see :class:`~.workers.WorkerPool`),
     each into a fresh compact part, merged here in batch order
     (:mod:`~extract_mlflow.evaluation.workers`). While the files are in lockstep the workers
     also parse the lines (this process only reads them); from where they are not, and for a
@@ -274,7 +271,7 @@ def score_files(
     extras = extras or Extras()
     args = (gold, pred, config, profile, extras)
     run: Evaluation | None = None
-    with worker_pool(workers) if workers > 1 else nullcontext() as pool:
+    with WorkerPool(workers) if workers > 1 else nullcontext() as pool:
         with _files_first(gold, pred, config.id_key):
             guess = _guessed_setup(gold, config, profile, extras)
         if guess is not None:
@@ -285,19 +282,19 @@ def score_files(
             run = Evaluation(guess, sink=CountsSpill())
             try:
                 summary, with_source = _pass(
-                    run, gold, pred, extras, pool, workers, batch_size, StructureWatch(guess)
+                    run, gold, pred, extras, pool, batch_size, StructureWatch(guess)
                 )
             except _StructureFound:
                 log.debug("a gold document past the first block has structure fields: scored again")
                 run = None
         if run is None:
             run = Evaluation(_setup_of_files(*args), sink=CountsSpill())
-            summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
+            summary, with_source = _pass(run, gold, pred, extras, pool, batch_size)
         again = run.rescored_setup()
         if again is not None:
             log.debug("paths with partly measurements as gold values: scored again")
             run = Evaluation(again, sink=CountsSpill())
-            summary, with_source = _pass(run, gold, pred, extras, pool, workers, batch_size)
+            summary, with_source = _pass(run, gold, pred, extras, pool, batch_size)
     return run.result(_stream_inputs(summary, extras, with_source))
 
 
@@ -340,8 +337,7 @@ def _pass(
     gold: str | Path,
     pred: str | Path,
     extras: Extras,
-    pool: ProcessPoolExecutor | None,
-    workers: int,
+    pool: WorkerPool | None,
     batch_size: int,
     watch: StructureWatch | None = None,
 ) -> tuple[StreamSummary, set[str]]:
@@ -365,11 +361,11 @@ def _pass(
         if pool is not None:
             if sources is None:
                 seen = watch or StructureWatch(run.setup)
-                rest = score_lockstep(run, gold, pred, pool, workers, seen, batch_size)
+                rest = score_lockstep(run, gold, pred, pool, seen, batch_size)
                 if watch is not None and watch.seen:
                     raise _StructureFound
                 joined = JoinedStream(gold, pred, id_key, resume=rest)
-            score_documents(run, documents(joined), pool, workers, batch_size)
+            score_documents(run, documents(joined), pool, batch_size)
         else:
             for doc in documents(joined):
                 run.update(doc)
@@ -384,12 +380,16 @@ def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]
         pred_digest=summary.pred_digest,
         unknown_ids=tuple(summary.unknown_ids),
         unattributed=tuple(summary.unattributed),
+        unattributed_count=summary.unattributed_count,
         **Inputs.extras_facts(extras, with_source),
     )
 
 
 def resolve_workers(workers: int) -> int:
-    """The number of processes `workers` asks for (``0``: one per core)."""
+    """The number of processes `workers` asks for (``0``: one per core), at most one per core
+    this process may use (:func:`~extract_mlflow.core.runtime.usable_cores`): more would only
+    take turns on the same cores, with a copy of the scorer each."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise ConfigError(f"workers must be 0 (one per core) or a positive number, not {workers}")
-    return workers or os.cpu_count() or 1
+    cores = usable_cores()
+    return min(workers or cores, cores)

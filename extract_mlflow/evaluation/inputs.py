@@ -151,6 +151,7 @@ class Inputs:
     pred_digest: str | None = None
     unknown_ids: tuple[str, ...] = ()
     unattributed: tuple[str, ...] = ()
+    unattributed_count: int = 0
     sources_digest: str | None = None
     approvals_digest: str | None = None
     unused_sources: tuple[str, ...] = ()
@@ -166,6 +167,7 @@ class Inputs:
             pred_digest=ps.digest,
             unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
             unattributed=tuple(ps.unattributed),
+            unattributed_count=ps.unattributed_count,
             **cls.extras_facts(extras, gs.docs),
         )
 

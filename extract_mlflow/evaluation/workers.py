@@ -25,17 +25,18 @@ Two kinds of batch, in this order:
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import signal
 import sys
 import threading
 from array import array
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..core.runtime import gc_paused
+from ..core.runtime import die_with_parent, gc_paused, usable_cores
 from ..errors import InputError
 from ..io.lockstep import FileIdentity, RawPairs, RawSpan, file_identity, join_in_step
 from ..io.spill import CountsSpill
@@ -46,7 +47,7 @@ from .inputs import Setup, structure_keys
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-__all__ = ["BATCH", "score_documents", "score_lockstep", "worker_pool"]
+__all__ = ["BATCH", "WorkerPool", "score_documents", "score_lockstep"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ BATCH = 1000
 Lockstep = tuple[Resume, "array[int]"]
 """where the lockstep batches end, and the id hashes of the gold documents before"""
 
+T = TypeVar("T")
+
 _GROUP = 16
 """parts merged into one another before their group is merged into the run"""
 
@@ -63,19 +66,79 @@ _setup: tuple[bytes, Setup] | None = None
 """a worker's setup, and the bytes it came from"""
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """`workers` processes, started now (:func:`start_method`); each task brings the setup
-    pickled (a few KB, read once)."""
-    import multiprocessing  # here: a single-process pass never loads the process pool (~5 ms)
-    from concurrent.futures import ProcessPoolExecutor
+class WorkerPool:
+    """At most `workers` processes (capped at :func:`~extract_mlflow.core.runtime.usable_cores`),
+    started only when the first tasks are known: when `workers` tasks wait, or when the result
+    of one is asked for, as many processes as there are tasks then, up to the cap (a pass of
+    one batch starts one). Each task brings the setup pickled (a few KB, read once).
 
-    method = start_method()
-    log.debug("starting %d worker processes (%s)", workers, method)
-    context = multiprocessing.get_context(method)
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker)
-    for _ in range(workers):
-        pool.submit(_start_worker)  # a task while none is idle: one more process
-    return pool
+    The processes end with this one, however it ends (:func:`_start_worker`); leaving the
+    ``with`` block cancels the tasks not started and waits for the running ones."""
+
+    def __init__(self, workers: int) -> None:
+        self.limit = max(1, min(workers, usable_cores()))
+        self._pool: ProcessPoolExecutor | None = None
+        self._waiting: list[Task[Any]] = []
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Task[T]:
+        """Run ``fn(*args)`` in a worker (queued until the pool starts)."""
+        task: Task[T] = Task(self, fn, args)
+        if self._pool is not None:
+            task.future = self._pool.submit(fn, *args)
+            return task
+        self._waiting.append(task)
+        if len(self._waiting) >= self.limit:
+            self.start()
+        return task
+
+    def start(self) -> None:
+        """Start the processes for the tasks waiting (none when none waits), and hand them
+        the tasks."""
+        if self._pool is not None or not self._waiting:
+            return
+        import multiprocessing  # here: a single-process pass never loads the process pool
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = start_method()
+        n = min(self.limit, len(self._waiting))
+        log.debug("starting %d worker processes (%s)", n, method)
+        self._pool = ProcessPoolExecutor(
+            n,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_start_worker,
+            initargs=(os.getpid(),),
+        )
+        for task in self._waiting:
+            task.future = self._pool.submit(task.fn, *task.args)
+        self._waiting.clear()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._waiting.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Task(Generic[T]):
+    """A task of a :class:`WorkerPool`: its future once the pool has started."""
+
+    def __init__(self, pool: WorkerPool, fn: Callable[..., T], args: tuple[Any, ...]) -> None:
+        self.pool, self.fn, self.args = pool, fn, args
+        self.future: Future[T] | None = None
+
+    def result(self) -> T:
+        """The task's result (the pool starts now if it has not)."""
+        if self.future is None:
+            self.pool.start()
+        assert self.future is not None
+        return self.future.result()
+
+    def cancel(self) -> None:
+        """Cancel the task if it has not started."""
+        if self.future is not None:
+            self.future.cancel()
 
 
 def start_method() -> str:
@@ -92,9 +155,12 @@ def start_method() -> str:
     return "spawn"
 
 
-def _start_worker() -> None:
-    """A worker's initializer: Ctrl-C is the main process's to handle (it stops the pass
-    with one message), not every worker's."""
+def _start_worker(parent: int) -> None:
+    """A worker's initializer: it ends when its `parent` ends (a killed parent leaves no
+    worker behind, see :func:`~extract_mlflow.core.runtime.die_with_parent`: the pool starts
+    its processes from the thread that runs the pass, which outlives them); Ctrl-C is the
+    main process's to handle (it stops the pass with one message), not every worker's."""
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -196,37 +262,35 @@ class _Merger:
 def score_documents(
     run: Evaluation,
     docs: Iterator[DocumentInput],
-    pool: ProcessPoolExecutor,
-    workers: int,
+    pool: WorkerPool,
     size: int = BATCH,
 ) -> None:
-    """Score `docs` in the pool's `workers` processes into `run`, in batches of `size`: at most
-    two batches per worker in flight, the parts merged in batch order."""
-    pending: deque[Future[Evaluation]] = deque()
+    """Score `docs` in the pool's processes into `run`, in batches of `size`: at most two
+    batches per process in flight, the parts merged in batch order."""
+    pending: deque[Task[Evaluation]] = deque()
     merged = _Merger(run)
     blob = pickle.dumps(run.setup)
     try:
         for batch in _batches(docs, size):
             pending.append(pool.submit(_score_batch, blob, pickle.dumps(batch)))
-            if len(pending) >= 2 * workers:
+            if len(pending) >= 2 * pool.limit:
                 merged.add(pending.popleft().result())
         while pending:
             merged.add(pending.popleft().result())
         merged.flush()
     finally:
-        for future in pending:
-            future.cancel()
+        for task in pending:
+            task.cancel()
 
 
-_Flight = deque[tuple[Resume, "Future[_Scored | None]"]]
+_Flight = deque[tuple[Resume, "Task[_Scored | None]"]]
 
 
 def score_lockstep(
     run: Evaluation,
     gold: str | Path,
     pred: str | Path,
-    pool: ProcessPoolExecutor,
-    workers: int,
+    pool: WorkerPool,
     watch: StructureWatch,
     size: int = BATCH,
 ) -> Lockstep:
@@ -247,7 +311,7 @@ def score_lockstep(
         for batch in batches:
             task = pool.submit(_score_pairs, blob, RawSpan.of(batch, gold, pred))
             pending.append((batch.start, task))
-            while stop is None and len(pending) >= 2 * workers:
+            while stop is None and len(pending) >= 2 * pool.limit:
                 stop = _merge_next(merged, pending, hashes, watch)
             if stop is not None:
                 break
@@ -256,8 +320,8 @@ def score_lockstep(
         merged.flush()
     finally:
         batches.close()
-        for _, future in pending:
-            future.cancel()  # batches after the one out of step: the stream does them
+        for _, task in pending:
+            task.cancel()  # batches after the one out of step: the stream does them
     _unchanged(identities, gold, pred)
     rest = stop or reader.rest
     assert rest is not None
@@ -276,8 +340,8 @@ def _merge_next(
     watch: StructureWatch,
 ) -> Resume | None:
     """Merge the first batch in flight; its start if it was not in lockstep."""
-    start, future = pending.popleft()
-    done = future.result()
+    start, task = pending.popleft()
+    done = task.result()
     if done is None:
         return start
     part, part_hashes, seen = done

@@ -1,1 +1,1 @@
-"""Reading inputs: gold and prediction JSONL, source documents."""
+"""Reading inputs (gold and prediction JSONL, source documents) and writing outputs safely."""

@@ -23,13 +23,16 @@ import re
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import orjson
 
 from ..core.runtime import gc_paused
 from ..errors import InputError
 
+KEPT_LINES = 1000
+"""Unattributed prediction lines kept with their reason (the rest are only counted): a file
+of garbage lines would otherwise be held, and reported, line by line."""
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """A line longer than this (16 MiB) is refused: no real extraction record is that large."""
 MAX_ENDLESS_BYTES = 4 * MAX_LINE_BYTES
@@ -61,9 +64,25 @@ class PredictionSet:
     parse_failures: dict[str, str] = field(default_factory=dict)
     """id -> why the line could not be read (the id was recovered from the broken text)"""
     unattributed: list[str] = field(default_factory=list)
-    """unusable lines whose id could not be recovered ("line 7: ...")"""
+    """unusable lines whose id could not be recovered ("line 7: ..."): the first
+    :data:`KEPT_LINES`"""
+    unattributed_count: int = 0
+    """how many such lines there were (:func:`note_unattributed`)"""
     source: str = "<rows>"
     digest: str | None = None
+
+
+class _Unattributed(Protocol):
+    unattributed: list[str]
+    unattributed_count: int
+
+
+def note_unattributed(into: _Unattributed, line: str) -> None:
+    """Count an unattributed line `into` a prediction set or a stream's summary, and keep it
+    while fewer than :data:`KEPT_LINES` are kept."""
+    into.unattributed_count = max(into.unattributed_count, len(into.unattributed)) + 1
+    if len(into.unattributed) < KEPT_LINES:
+        into.unattributed.append(line)
 
 
 class _LineError(Exception):
@@ -395,7 +414,7 @@ def _add_prediction(
 ) -> None:
     """File one prediction: a document, a parse failure of its id, or an unattributed line."""
     if doc_id is None:
-        out.unattributed.append(problem)
+        note_unattributed(out, problem)
         return
     if doc_id in out.docs or doc_id in out.parse_failures:
         raise _duplicate(path, lineno, doc_id, seen_line)

@@ -46,6 +46,7 @@ from .loading import (
     _sha256,
     gold_object,
     iter_raw_lines,
+    note_unattributed,
 )
 
 _Line = tuple[int, int, "bytes | _Oversized"]
@@ -74,6 +75,7 @@ class StreamSummary:
     pred_digest: str | None = None
     unknown_ids: list[str] = field(default_factory=list)
     unattributed: list[str] = field(default_factory=list)
+    unattributed_count: int = 0
     mode: str = "lockstep"
     """how the files were joined: "lockstep" or "indexed" (diagnostics only)"""
 
@@ -286,7 +288,7 @@ class _PredictionIndex:
             stream.summary.mode = "indexed"  # a line out of gold order (or beyond it)
             doc_id, _, problem = _read_prediction(raw, stream.id_key)
             if doc_id is None:
-                stream.summary.unattributed.append(f"line {lineno}: {problem}")
+                note_unattributed(stream.summary, f"line {lineno}: {problem}")
                 continue
             hashes.append(_id_hash(doc_id))
             offsets.append(offset)

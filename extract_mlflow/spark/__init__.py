@@ -270,9 +270,7 @@ def _evaluate(
         gs = GoldSet(
             {i: {} for i in matched}, gnamed.source, gold_digest or _digest(gold, gold_lines)
         )
-        ps = PredictionSet(
-            {i: {} for i in unknown}, unattributed=unattributed, source=pnamed.source
-        )
+        ps = PredictionSet({i: {} for i in unknown}, {}, *unattributed, source=pnamed.source)
         ps.digest = pred_digest or _digest(pred, pred_lines)
         return run.result(Inputs.of(gs, ps, extras))
     finally:

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import ConfigError, InputError
 from ..io.loading import (
     _RECOVER_CHARS,
+    KEPT_LINES,
     MAX_LINE_BYTES,
     _doc_id,
     _LineError,
@@ -187,14 +188,18 @@ def _pred_rows(id_key: str, tops: tuple[str, ...], rows: Iterable[Any]) -> Itera
 
 
 def _pred_summary(rows: Iterable[Any]) -> Iterator[Any]:
-    """Per partition: (lines, unattributed (line, why), slice attributes carried)."""
-    n, unattributed, carried = 0, [], set()
+    """Per partition: (lines, the first :data:`KEPT_LINES` unattributed (line, why), slice
+    attributes carried, unattributed lines)."""
+    n, carried, unusable = 0, set(), 0
+    unattributed: list[tuple[int, str]] = []
     for lineno, doc_id, problem, present, _ in rows:
         n += 1
         if doc_id is None:
-            unattributed.append((lineno, problem))
+            unusable += 1
+            if len(unattributed) < KEPT_LINES:
+                unattributed.append((lineno, problem))
         carried.update(present)
-    yield n, unattributed, carried
+    yield n, unattributed, carried, unusable
 
 
 def _first_repeat(pairs: Any) -> tuple[int, int, str] | None:
@@ -240,11 +245,12 @@ def _check_gold(rows: Any, named: _Named) -> set[str]:
     return set().union(*(p[2] for p in parts))
 
 
-def _check_predictions(rows: Any, named: _Named) -> tuple[list[str], set[str], bool]:
-    """The unattributed lines, the slice attributes some prediction carries, and whether the
-    file holds no line at all (an error once the gold file is known to be clean)."""
+def _check_predictions(rows: Any, named: _Named) -> tuple[tuple[list[str], int], set[str], bool]:
+    """The first :data:`KEPT_LINES` unattributed lines and how many there are, the slice
+    attributes some prediction carries, and whether the file holds no line at all (an error
+    once the gold file is known to be clean)."""
     parts = rows.mapPartitions(_pred_summary).collect()
     empty = sum(p[0] for p in parts) == 0 and not named.rows
-    unattributed = sorted(u for p in parts for u in p[1])
+    unattributed = sorted(u for p in parts for u in p[1])[:KEPT_LINES]
     lines = [f"{named.unit()} {n}: {why}" for n, why in unattributed]
-    return lines, set().union(*(p[2] for p in parts)), empty
+    return (lines, sum(p[3] for p in parts)), set().union(*(p[2] for p in parts)), empty

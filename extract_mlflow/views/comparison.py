@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ..comparison import Comparison, MetricRow
 from ..core.language import tr
-from ..core.text import fmt
+from ..core.text import fmt, safe_lines
 from ..gate_checks import Tally
-from .sections import status_text
+from .sections import FIELDS_LISTED, capped, capped_lines, status_text
 from .table import aligned
 
 LIST_LIMIT = 20  # ids shown per list in the markdown and table views
@@ -66,9 +66,18 @@ def _main_rows(c: Comparison) -> list[MetricRow]:
     return [r for r in c.rows if not r.metric.startswith("field_")]
 
 
-def _field_rows(c: Comparison) -> list[MetricRow]:
+def _field_rows(c: Comparison) -> tuple[list[MetricRow], str | None]:
+    """The field F1 rows, the most worsened first, bounded (and the line saying how many
+    more there are)."""
     rows = [r for r in c.rows if r.metric.startswith("field_f1/")]
-    return sorted(rows, key=lambda r: (r.worsening is not None, -(r.worsening or 0.0), r.metric))
+    rows.sort(key=lambda r: (r.worsening is not None, -(r.worsening or 0.0), r.metric))
+    shown, more = capped(rows, FIELDS_LISTED)
+    return list(shown), more
+
+
+def _reasons(c: Comparison) -> list[str]:
+    """Why each failing gate failed (a glob gate: one reason per field), bounded."""
+    return capped_lines([r for g in c.failed_gates for r in g.reasons], FIELDS_LISTED)
 
 
 def _md_row(r: MetricRow, name: str) -> str:
@@ -88,7 +97,7 @@ def comparison_markdown(c: Comparison) -> str:
     lines = [f"## {mark} extract_mlflow compare: {verdict(c)}", "", _sides(c)]
     if c.failed_gates:
         lines += ["", tr("cmp.failing_gates"), ""]
-        lines += [f"- {r}" for g in c.failed_gates for r in g.reasons]
+        lines += [f"- {r}" for r in _reasons(c)]
     skipped = [f"- {g.metric}: {s}" for g in c.gates for s in g.skipped]
     if skipped:
         lines += ["", tr("cmp.skipped_checks"), "", *skipped]
@@ -99,16 +108,17 @@ def comparison_markdown(c: Comparison) -> str:
         lines += [method, ""]
     lines += [head, "|---|---:|---:|---:|---:|---:|"]
     lines += [_md_row(r, r.metric) for r in _main_rows(c)]
-    fields = _field_rows(c)
+    fields, more = _field_rows(c)
     if fields:
         field_head = tr("cmp.md_field_head", confidence=c.confidence)
         lines += ["", tr("cmp.field_f1"), "", field_head]
         lines += ["|---|---:|---:|---:|---:|---:|"]
         lines += [_md_row(r, r.metric.removeprefix("field_f1/")) for r in fields]
+        lines += ["", more] if more else []
     lines += _md_documents(c)
     if c.notes:
-        lines += ["", tr("diff.md_notes"), "", *[f"- {n}" for n in c.notes]]
-    return "\n".join(lines) + "\n"
+        lines += ["", tr("diff.md_notes"), "", *[f"- {n}" for n in capped_lines(c.notes)]]
+    return safe_lines(lines)
 
 
 def _md_documents(c: Comparison) -> list[str]:
@@ -120,7 +130,8 @@ def _md_documents(c: Comparison) -> list[str]:
     if c.regressed:
         lines += ["", tr("cmp.md_regressed_head")]
         lines.append("|---|---:|---:|---|")
-        for d in c.regressed:
+        regressed, more = capped(c.regressed)
+        for d in regressed:
             status = (
                 f"{status_text(d.baseline_status)} → {status_text(d.candidate_status)}"
                 if d.baseline_status
@@ -130,13 +141,13 @@ def _md_documents(c: Comparison) -> list[str]:
                 f"| `{d.id}` | {_num(d.baseline_f1)} → {_num(d.candidate_f1)} "
                 f"| {d.baseline_errors} → {d.candidate_errors} | {status} |"
             )
+        lines += ["", more] if more else []
     return lines
 
 
 def comparison_table(c: Comparison) -> str:
     out = [verdict(c), _sides(c)]
-    for g in c.failed_gates:
-        out += [tr("cmp.gate_failed", reason=r) for r in g.reasons]
+    out += [tr("cmp.gate_failed", reason=r) for r in _reasons(c)]
     out += [tr("cmp.skipped", metric=g.metric, reason=s) for g in c.gates for s in g.skipped]
     header = (
         tr("cmp.head_metric"),
@@ -147,18 +158,20 @@ def comparison_table(c: Comparison) -> str:
         "p",
     )
     rows: list[tuple[str, ...]] = [header]
-    for r in _main_rows(c) + _field_rows(c):
+    fields, more = _field_rows(c)
+    for r in _main_rows(c) + fields:
         rows.append(
             (r.metric, _num(r.baseline), _num(r.candidate), _signed(r.delta), _ci(r), _p(r))
         )
-    out += ["", *aligned(rows)]
+    out += ["", *aligned(rows), *([more] if more else [])]
     if c.paired is not None:
         none = tr("diff.none")
         broke = ", ".join(c.broke[:LIST_LIMIT]) or none
         out += ["", tr("cmp.broke", n=len(c.broke), ids=broke)]
         fixed = ", ".join(c.fixed[:LIST_LIMIT]) or none
         out.append(tr("cmp.fixed", n=len(c.fixed), ids=fixed))
-        for d in c.regressed:
+        regressed, more = capped(c.regressed)
+        for d in regressed:
             out.append(
                 tr(
                     "cmp.regressed",
@@ -169,5 +182,6 @@ def comparison_table(c: Comparison) -> str:
                     errors_after=d.candidate_errors,
                 )
             )
-    out += [tr("diff.note", note=n) for n in c.notes]
-    return "\n".join(out) + "\n"
+        out += [more] if more else []
+    out += [tr("diff.note", note=n) for n in capped_lines(c.notes)]
+    return safe_lines(out)

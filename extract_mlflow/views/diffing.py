@@ -5,10 +5,10 @@ micro F1). Every human-readable string comes from the message catalogue."""
 from __future__ import annotations
 
 from ..core.language import tr
-from ..core.text import fmt, md_cell
+from ..core.text import fmt, md_cell, safe_lines
 from ..diffing import Diff, FieldDelta
 from ..flips import Flip
-from .sections import status_text
+from .sections import FIELDS_LISTED, capped, capped_lines, status_text
 from .table import aligned
 
 FIELDS_SHOWN = 6  # changed fields named per flipped document in the table and markdown
@@ -53,7 +53,16 @@ def labels(d: Diff) -> tuple[str, str]:
 
 
 def _moves(fields: tuple[FieldDelta, ...]) -> str:
-    return ", ".join(f"{f.path} {signed(f.delta)}" for f in fields) or tr("diff.none")
+    shown, more = capped(fields)
+    moves = ", ".join(f"{f.path} {signed(f.delta)}" for f in shown) or tr("diff.none")
+    return f"{moves}, {more}" if more else moves
+
+
+def _flip_texts(flips: tuple[Flip, ...]) -> list[str]:
+    """The flipped documents of one direction as texts; bounded, the last saying how many
+    more there are."""
+    shown, more = capped(flips)
+    return [flip_text(f) for f in shown] + ([more] if more else [])
 
 
 def flip_text(flip: Flip) -> str:
@@ -89,17 +98,18 @@ def diff_table(d: Diff) -> str:
     out += ["; ".join(_sides(d)), headline(tr("diff.micro"), d.micro)]
     out.append(headline(tr("diff.macro"), d.macro))
     head = _header(c.confidence)
+    fields, more = capped(by_drop(d), FIELDS_LISTED)
     rows = [head] + [
-        (f.path, fmt(f.before), fmt(f.after), signed(f.delta), interval_text(f)) for f in by_drop(d)
+        (f.path, fmt(f.before), fmt(f.after), signed(f.delta), interval_text(f)) for f in fields
     ]
-    out += ["", *aligned(rows)]
+    out += ["", *aligned(rows), *([more] if more else [])]
     out += ["", f"{tr('diff.regressed', n=len(d.regressions))}: {_moves(d.regressions)}"]
     out.append(f"{tr('diff.improved', n=len(d.improvements))}: {_moves(d.improvements)}")
     for key, flips in (("diff.fixed", d.fixed), ("diff.broke", d.broke)):
-        shown = "; ".join(flip_text(f) for f in flips) or tr("diff.none")
+        shown = "; ".join(_flip_texts(flips)) or tr("diff.none")
         out.append(f"{tr(key, n=len(flips))}: {shown}")
-    out += [tr("diff.note", note=n) for n in c.notes]
-    return "\n".join(out) + "\n"
+    out += [tr("diff.note", note=n) for n in capped_lines(c.notes)]
+    return safe_lines(out)
 
 
 def diff_markdown(d: Diff) -> str:
@@ -117,15 +127,18 @@ def diff_markdown(d: Diff) -> str:
     head = _header(c.confidence)
     lines += ["", tr("diff.md_fields"), "", "| " + " | ".join(head) + " |"]
     lines.append("|---|---:|---:|---:|---:|")
+    fields, more = capped(by_drop(d), FIELDS_LISTED)
     lines += [
         f"| `{md_cell(f.path)}` | {fmt(f.before)} | {fmt(f.after)} | {signed(f.delta)} "
         f"| {interval_text(f)} |"
-        for f in by_drop(d)
+        for f in fields
     ]
+    lines += ["", more] if more else []
     lines += ["", tr("diff.md_documents"), ""]
     for key, flips in (("diff.fixed", d.fixed), ("diff.broke", d.broke)):
-        shown = "; ".join(md_cell(flip_text(f)) for f in flips) or tr("diff.none")
+        shown = "; ".join(md_cell(t) for t in _flip_texts(flips)) or tr("diff.none")
         lines.append(f"- {tr(key, n=len(flips))}: {shown}")
     if c.notes:
-        lines += ["", tr("diff.md_notes"), "", *[f"- {md_cell(n)}" for n in c.notes]]
-    return "\n".join(lines) + "\n"
+        notes = capped_lines(c.notes)
+        lines += ["", tr("diff.md_notes"), "", *[f"- {md_cell(n)}" for n in notes]]
+    return safe_lines(lines)

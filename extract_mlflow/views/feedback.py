@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..core.language import tr
 from ..core.paths import document_leaves
-from ..core.text import compact, fmt
+from ..core.text import compact, fmt, safe_lines
 from ..fields.scorer import MISSING, DocCounts, FieldScorer
 from ..io.loading import load_gold
+from .sections import LISTED
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report
@@ -77,7 +78,8 @@ def _document_lines(report: Report) -> list[str]:
             lines.append(f"- {d.id}: the output could not be read ({d.reason})")
         elif d.status == "missing":
             lines.append(f"- {d.id}: no output at all")
-    return lines
+    more = len(lines) - LISTED
+    return lines[:LISTED] + ([f"- … {more} more not shown"] if more > 0 else [])
 
 
 def _section_lines(missing: Mapping[str, int]) -> list[str]:
@@ -118,7 +120,7 @@ def feedback_text(
         lines += ["", "Missing sections:", *section_lines]
     if not weak and not docs and not section_lines:
         lines += ["", "No mistakes: every field matched."]
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)
 
 
 def _as_docs(
@@ -228,4 +230,4 @@ def hints_text(hints: Mapping[str, Sequence[Any]], value_limit: int = 60) -> str
     for path, values in hints.items():
         shown = " | ".join(_value(v, value_limit) for v in values)
         lines.append(f"- {path}: {shown}")
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)

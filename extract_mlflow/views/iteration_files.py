@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.text import md_cell
+from ..core.text import md_cell, safe_lines
+from ..io.outputs import claim_results_folder, write_atomic
 from .feedback import feedback_text
 from .iterations import LoopRow, best_row, loop_markdown, loop_rows, metrics_csv, metrics_latex
 from .plots import plot_tokens, plot_trend
@@ -103,7 +104,7 @@ def summary_markdown(
         lines += _iteration_section(title, iterations[best], best + 1)
         if best != last:
             lines += _iteration_section("Last iteration", iterations[last], last + 1)
-    return "\n".join(lines) + "\n"
+    return safe_lines(lines)
 
 
 def diagnostics_json(iterations: Sequence[Iteration]) -> str:
@@ -131,18 +132,17 @@ def _clear(folder: Path, pattern: str) -> None:
 def write_results(
     folder: str | Path, iterations: Sequence[Iteration], baseline: Iteration | None = None
 ) -> Path:
-    """Write the loop's results into `folder` (created; files of an earlier run that this one
-    does not produce are removed) and return it."""
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write the loop's results into `folder` and return it: a new or empty folder, or one
+    written so before (it holds :data:`~extract_mlflow.io.outputs.RESULTS_MARKER`; any other
+    is an InputError, raised before anything is written). Every file is written whole; files
+    of an earlier run that this one does not produce are removed."""
+    out = claim_results_folder(folder)
     rows = results_rows(iterations, baseline)
     tokens = any(r.values.get("tokens_per_doc") is not None for r in rows if not r.baseline)
-    (out / "metrics.csv").write_text(metrics_csv(rows), encoding="utf-8")
-    (out / "metrics.tex").write_text(metrics_latex(rows), encoding="utf-8")
-    (out / "summary.md").write_text(
-        summary_markdown(iterations, baseline, tokens=tokens), encoding="utf-8"
-    )
-    (out / "diagnostics.json").write_text(diagnostics_json(iterations), encoding="utf-8")
+    write_atomic(out / "metrics.csv", metrics_csv(rows))
+    write_atomic(out / "metrics.tex", metrics_latex(rows))
+    write_atomic(out / "summary.md", summary_markdown(iterations, baseline, tokens=tokens))
+    write_atomic(out / "diagnostics.json", diagnostics_json(iterations))
     plot_trend(rows, [out / "trend.png", out / "trend.pdf"])
     for suffix in (".png", ".pdf"):
         (out / f"tokens{suffix}").unlink(missing_ok=True)
@@ -160,11 +160,11 @@ def _write_texts(out: Path, iterations: Sequence[Iteration]) -> None:
     for n, it in enumerate(iterations, 1):
         if it.prompt is not None:
             (out / "prompts").mkdir(exist_ok=True)
-            (out / "prompts" / f"iter_{n}.txt").write_text(it.prompt, encoding="utf-8")
+            write_atomic(out / "prompts" / f"iter_{n}.txt", it.prompt)
         (out / "feedback").mkdir(exist_ok=True)
-        (out / "feedback" / f"iter_{n}.md").write_text(feedback_text(it.report), encoding="utf-8")
+        write_atomic(out / "feedback" / f"iter_{n}.md", feedback_text(it.report))
     best = best_position(iterations)
     if best is not None and iterations[best].prompt is not None:
         prompt = iterations[best].prompt
         assert prompt is not None
-        (out / "best_prompt.txt").write_text(prompt, encoding="utf-8")
+        write_atomic(out / "best_prompt.txt", prompt)

@@ -65,7 +65,7 @@ class LoopRow:
     baseline: bool = False
 
     def csv_row(self) -> dict[str, str]:
-        cells = {"iteration": self.name}
+        cells = {"iteration": csv_text(self.name)}
         for c in COLUMNS[1:]:
             value = self.values.get(c)
             cells[c] = "" if value is None else repr(round(value, 10))
@@ -101,6 +101,21 @@ def best_row(rows: Sequence[LoopRow]) -> int | None:
     metrics = [{k: v for k, v in rows[i].values.items() if v is not None} for i in iterations]
     best = best_index(metrics)
     return iterations[best] if best is not None else None
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""what makes a spreadsheet read a cell as a formula"""
+
+
+def csv_text(text: str) -> str:
+    """A text cell that a spreadsheet shows as text: one starting like a formula (``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading ``'`` (OWASP's advice
+    against CSV injection); numbers are written as numbers, never through this.
+
+    >>> csv_text("=HYPERLINK(1)"), csv_text("iter_2")
+    ("'=HYPERLINK(1)", 'iter_2')
+    """
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def metrics_csv(rows: Sequence[LoopRow]) -> str:

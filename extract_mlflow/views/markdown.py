@@ -6,10 +6,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
-from ..core.text import compact, escape_pipes, fmt, md_cell, terminal_safe
+from ..core.text import compact, escape_pipes, fmt, md_cell, safe_lines
 from .sections import (
+    FIELDS_LISTED,
     _field_row,
     canaries_line,
+    capped,
+    capped_lines,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -50,7 +53,8 @@ def _layout_markdown(report: Report) -> list[str]:
         tr("md.pages_head"),
         "|---|---:|---|---:|---:|---:|",
     ]
-    for d in docs:
+    shown, more = capped(docs)
+    for d in shown:
         assert d.layout is not None
         missing = "; ".join(f"{t} ({why})" for t, why in d.layout.missing.items()) or "—"
         lines.append(
@@ -58,12 +62,15 @@ def _layout_markdown(report: Report) -> list[str]:
             f"| {md_cell(missing)} | {d.rows_pred or 0}/{d.rows_gold or 0} "
             f"| {fmt(d.counts.f1)} | {fmt(d.composite)} |"
         )
+    lines += ["", more] if more else []
     recall = report.field_recall_lines()
     if recall:
         fields = ", ".join(f"`{r}`" for r in recall)
         lines += ["", tr("md.recall_by_field", fields=fields)]
     problems = [(d.id, p) for d in docs if d.layout for p in d.layout.problems]
-    lines += [f"- `{md_cell(i)}`: {md_cell(p)}" for i, p in problems]
+    lines += [
+        f"- {p}" for p in capped_lines([f"`{md_cell(i)}`: {md_cell(p)}" for i, p in problems])
+    ]
     return lines
 
 
@@ -100,14 +107,16 @@ def report_markdown(report: Report) -> str:
         tr("md.fields_head"),
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for f in fields_by_f1(report):
+    fields, more = capped(fields_by_f1(report), FIELDS_LISTED)
+    for f in fields:
         c = f.counts
         errs = ", ".join(f"{k} {v}" for k, v in f.errors.items()) or "—"
         lines.append(
             f"| `{md_cell(f.path)}` | {f.type} | {c.tp} | {c.fp} | {c.fn} | {fmt(c.precision)} "
             f"| {fmt(c.recall)} | {fmt(c.f1)} | {errs} |"
         )
-    examples = [(f, e) for f in fields_by_f1(report) for e in f.examples]
+    lines += ["", more] if more else []
+    examples = [(f, e) for f in fields for e in f.examples]  # a few per field
     if examples:
         lines += ["", tr("md.examples"), "", tr("md.examples_head")]
         lines.append("|---|---|---|---|---|")
@@ -131,13 +140,13 @@ def report_markdown(report: Report) -> str:
                 f"| {md_cell(d.id)} | {status_text(d.status)} | {c.fp} | {c.fn} | {fmt(c.f1)} |"
             )
     if report.fidelity is not None:
-        lines += ["", fidelity_markdown(report.fidelity).rstrip()]
+        lines += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
-        lines += ["", structure_markdown(report.structure).rstrip()]
+        lines += ["", *_structure_lines(report.structure)]
     notes = report_notes(report)
     if notes:
         lines += ["", tr("md.notes"), "", *[f"- {n}" for n in notes]]
-    return terminal_safe("\n".join(lines) + "\n")
+    return safe_lines(lines)
 
 
 # -- views ---------------------------------------------------------------------------------
@@ -161,6 +170,10 @@ def _grounded(v: ValueFidelity) -> str:
 
 def fidelity_markdown(summary: FidelitySummary) -> str:
     """The fidelity section of summary.md (starts with a level-2 heading)."""
+    return safe_lines(_fidelity_lines(summary))
+
+
+def _fidelity_lines(summary: FidelitySummary) -> list[str]:
     from ..fidelity.values import BANDS, FLAGS  # here: text fidelity loads only with sources
 
     o = summary.overall
@@ -187,12 +200,14 @@ def fidelity_markdown(summary: FidelitySummary) -> str:
         "|---|" + "---:|" * (len(head) - 1),
         "| " + " | ".join(_field_row(tr("md.fid_all"), o)) + " |",
     ]
-    for name, stats in fidelity_fields_by_bleu(summary):
+    fields, more = capped(fidelity_fields_by_bleu(summary), FIELDS_LISTED)
+    for name, stats in fields:
         lines.append("| " + " | ".join(_field_row(f"`{name}`", stats)) + " |")
+    lines += ["", more] if more else []
     lines += _worst_markdown(summary) + _approved_markdown(summary)
     lines += _injection_markdown(summary) + _canaries_markdown(summary)
     lines += _notes_markdown(summary)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _worst_markdown(summary: FidelitySummary) -> list[str]:
@@ -227,12 +242,13 @@ def _approved_markdown(summary: FidelitySummary) -> list[str]:
         tr("md.fid_approved_head"),
         "|---|---|---|---:|---|---|---|",
     ]
-    for v in approved:
+    shown, more = capped(approved)
+    for v in shown:
         lines.append(
             f"| {_cell(v.doc_id)} | `{v.path}` | {_cell(v.value)} | {fmt(v.bleu_proxy)} "
             f"| {', '.join(v.cleared_flags) or '—'} | {_grounded(v)} | {_cell(v.note or '—')} |"
         )
-    return lines
+    return lines + (["", more] if more else [])
 
 
 def _injection_markdown(summary: FidelitySummary) -> list[str]:
@@ -245,10 +261,11 @@ def _injection_markdown(summary: FidelitySummary) -> list[str]:
         tr("md.injection_head"),
         "|---|---:|---|---|",
     ]
-    for doc_id, findings in summary.injection.items():
-        for f in findings:
-            lines.append(f"| {_cell(doc_id)} | {f.line} | {f.pattern} | {_cell(f.snippet, 80)} |")
-    return lines
+    found = [(d, f) for d, findings in summary.injection.items() for f in findings]
+    shown, more = capped(found)
+    for doc_id, f in shown:
+        lines.append(f"| {_cell(doc_id)} | {f.line} | {f.pattern} | {_cell(f.snippet, 80)} |")
+    return lines + (["", more] if more else [])
 
 
 def _canaries_markdown(summary: FidelitySummary) -> list[str]:
@@ -278,11 +295,12 @@ def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
     cell = escape_pipes(attribute)
     lines = [f"| {cell} | {tr('md.documents_col')} | " + " | ".join(names) + " |"]
     lines.append("|---|---:|" + "---:|" * len(names))
-    for s in slices:
+    shown, more = capped(slices)
+    for s in shown:
         values = " | ".join(_with_interval(s.values, n) for n in names)
         label = escape_pipes(s.label)
         lines.append(f"| {label} | {s.documents} | {values} |")
-    return lines
+    return lines + (["", more] if more else [])
 
 
 def _with_interval(values: Mapping[str, float], name: str) -> str:
@@ -295,12 +313,17 @@ def _with_interval(values: Mapping[str, float], name: str) -> str:
 
 def structure_markdown(summary: StructureSummary) -> str:
     """The "Document structure" section of ``summary.md``."""
+    return safe_lines(_structure_lines(summary))
+
+
+def _structure_lines(summary: StructureSummary) -> list[str]:
     lines = [tr("md.structure"), "", *_headline_table(summary.headline)]
     for attribute, slices in summary.slices.items():
         lines += ["", tr("md.by", attribute=attribute), "", *_slice_table(attribute, slices)]
     if summary.notes:
-        lines += ["", tr("md.structure_notes"), "", *(f"- {n}" for n in summary.notes)]
-    return "\n".join(lines) + "\n"
+        notes = capped_lines(summary.notes)
+        lines += ["", tr("md.structure_notes"), "", *(f"- {n}" for n in notes)]
+    return lines
 
 
 def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:

@@ -26,11 +26,13 @@ from ..core.text import compact, fmt
 from ..diffing import Diff, FieldDelta, Sides, fields_of
 from ..flips import BROKE, FIXED, Flip
 from .comparison import verdict
-from .sections import status_text
+from .sections import FIELDS_LISTED, capped, status_text
 
 SIDE_A, SIDE_B = "A", "B"
 NONE = "—"
 VALUE_LIMIT = 300  # characters of one value shown in the side-by-side tables
+PAGE_FLIPS = 1000  # flipped documents listed per direction (fixed, broke); all are counted
+SIDE_BY_SIDE = 200  # flipped documents shown side by side (the first ones of the diff)
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#222}
@@ -154,10 +156,12 @@ def render(page: Page) -> str:
     parts += _regressed(c) if not page.sides else []
     parts += _side_by_side(page.flips, page.sides)
     if c.notes:
+        notes, more = capped(c.notes)
         parts += [
             f"<h2>{tr('page.notes')}</h2><ul>",
-            *(f"<li>{e(n)}</li>" for n in c.notes),
+            *(f"<li>{e(n)}</li>" for n in notes),
             "</ul>",
+            *_more(more),
         ]
     parts += _history(c)
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
@@ -174,8 +178,14 @@ def _history(c: Comparison) -> list[str]:
     if not c.earlier:
         return [*out, f'<p class="muted">{tr("page.no_earlier")}</p>']
     out.append(f"<p>{e(tr('page.earlier', n=len(c.earlier)))}</p>")
-    items = "".join(f"<li><code>{e(k.path)}</code></li>" for k in c.earlier)
-    return [*out, f'<ul id="earlier">{items}</ul>']
+    earlier, more = capped(c.earlier)
+    items = "".join(f"<li><code>{e(k.path)}</code></li>" for k in earlier)
+    return [*out, f'<ul id="earlier">{items}</ul>', *_more(more)]
+
+
+def _more(line: str | None) -> list[str]:
+    """The paragraph saying how many entries of a listing are not shown (none if all are)."""
+    return [f'<p class="muted">{e(line)}</p>'] if line else []
 
 
 def _signed(value: float | None) -> str:
@@ -274,7 +284,8 @@ def _fields(fields: Sequence[FieldDelta], confidence: float) -> list[str]:
     out = [f"<h2>{tr('page.fields')}</h2>", f'<p class="muted">{tr("page.fields_hint")}</p>']
     out.append(f'<table id="fields"><thead><tr>{head}</tr></thead><tbody>')
     scale = bar_scale(fields)
-    for f in fields:
+    shown, more = capped(fields, FIELDS_LISTED)
+    for f in shown:
         iv = f.interval
         low, high = (iv.low, iv.high) if iv else (None, None)
         out.append(
@@ -284,7 +295,7 @@ def _fields(fields: Sequence[FieldDelta], confidence: float) -> list[str]:
             + _num_cell(f.delta, _signed(f.delta), _tone(f.delta))
             + f"<td>{_ci(low, high)}</td><td>{bar(f.delta, low, high, scale)}</td></tr>"
         )
-    return [*out, "</tbody></table>"]
+    return [*out, "</tbody></table>", *_more(more)]
 
 
 def _flip_line(f: Flip, anchor: str | None) -> str:
@@ -306,7 +317,10 @@ def _flip_line(f: Flip, anchor: str | None) -> str:
 
 
 def _anchors(flips: Sequence[Flip], sides: Mapping[str, Sides]) -> dict[str, str]:
-    return {f.id: f"doc-{i}" for i, f in enumerate(flips) if f.id in sides}
+    """The flipped documents shown side by side (the first :data:`SIDE_BY_SIDE` that have
+    their sides), by id, with their anchors."""
+    shown = [(i, f) for i, f in enumerate(flips) if f.id in sides][:SIDE_BY_SIDE]
+    return {f.id: f"doc-{i}" for i, f in shown}
 
 
 def _flips(flips: Sequence[Flip], anchors: Mapping[str, str]) -> list[str]:
@@ -314,8 +328,10 @@ def _flips(flips: Sequence[Flip], anchors: Mapping[str, str]) -> list[str]:
     for title, direction in ((tr("page.fixed"), FIXED), (tr("page.broke"), BROKE)):
         chosen = [f for f in flips if f.direction == direction]
         out.append(f"<h3>{e(title)} ({len(chosen)})</h3>")
-        items = [_flip_line(f, anchors.get(f.id)) for f in chosen]
+        shown, more = capped(chosen, PAGE_FLIPS)
+        items = [_flip_line(f, anchors.get(f.id)) for f in shown]
         out.append(f'<ul class="flips-{direction}">' + "".join(items) + "</ul>" if items else NONE)
+        out += _more(more)
     return out
 
 
@@ -324,12 +340,13 @@ def _regressed(c: Comparison) -> list[str]:
         return []
     head = "".join(f"<th>{e(h)}</th>" for h in _head_regressed())
     out = [f"<h2>{tr('page.regressed_docs')}</h2>", f"<table><thead><tr>{head}</tr></thead><tbody>"]
-    for d in c.regressed:
+    regressed, more = capped(c.regressed)
+    for d in regressed:
         out.append(
             f"<tr><td><code>{e(d.id)}</code></td><td>{fmt(d.baseline_f1)} → "
             f"{fmt(d.candidate_f1)}</td><td>{d.baseline_errors} → {d.candidate_errors}</td></tr>"
         )
-    return [*out, "</tbody></table>"]
+    return [*out, "</tbody></table>", *_more(more)]
 
 
 def _leaves(doc: Mapping[str, Any] | None, skip: set[str]) -> dict[str, list[Any]]:
@@ -371,10 +388,11 @@ def _side_by_side(flips: Sequence[Flip], sides: Mapping[str, Sides]) -> list[str
     if not anchors:
         return []
     out = [f"<h2>{tr('page.side_by_side')}</h2>", f'<p class="muted">{tr("page.side_hint")}</p>']
+    more = len(flips) - len(anchors)
     for f in flips:
         if f.id not in anchors:
             continue
         title = tr("page.fixed") if f.direction == FIXED else tr("page.broke")
         out.append(f'<section id="{anchors[f.id]}"><h3><code>{e(f.id)}</code> ({e(title)})</h3>')
         out += [*_sides_table(sides[f.id]), "</section>"]
-    return out
+    return out + _more(tr("list.more", n=more) if more > 0 else None)

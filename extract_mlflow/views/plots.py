@@ -4,12 +4,14 @@ prompt iteration."""
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..evaluation.slices import CountSlice
+from ..io.outputs import write_atomic
 from ..structure.score import METRICS, Slice, StructureSummary
 from .iterations import LABELS, SCORES, LoopRow, best_row, defined_columns
 
@@ -47,11 +49,13 @@ def _figure() -> tuple[Any, Any]:
 
 
 def _save(fig: Any, paths: Sequence[Path]) -> None:
-    """Save `fig` to every path (PNG, PDF… by suffix) without a creation date, so a file only
-    changes when the plot does."""
+    """Save `fig` to every path (PNG, PDF… by suffix), each written whole, without a creation
+    date, so a file only changes when the plot does."""
     for path in paths:
         meta = {"CreationDate": None} if path.suffix == ".pdf" else {}
-        fig.savefig(path, metadata=meta)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=path.suffix.lstrip("."), metadata=meta)
+        write_atomic(path, buffer.getvalue())
 
 
 def plot_trend(rows: Sequence[LoopRow], paths: Sequence[Path]) -> None:

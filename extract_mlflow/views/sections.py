@@ -1,9 +1,15 @@
 """What the markdown and the table views both show, computed once: fields worst first, the
-report's notes and the fidelity field rows."""
+report's notes and the fidelity field rows; and how long a listing may grow.
+
+Every listing for people is bounded (:func:`capped`): the terminal table, summary.md, the diff
+and the comparison page show the first entries of a listing and say how many more there are,
+so a report stays readable, and small, whatever the inputs hold; the counts are always whole.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from ..core.language import tr
 from ..core.messages import MESSAGES
@@ -11,7 +17,33 @@ from ..core.text import fmt
 
 if TYPE_CHECKING:
     from ..fidelity.score import FidelityStats, FidelitySummary
-    from ..report import FieldResult, Report
+    from ..report import DocumentResult, FieldResult, Report
+
+
+T = TypeVar("T")
+
+LISTED = 50
+"""entries shown of one listing (notes of a kind, pages, flipped documents, slices…)"""
+FIELDS_LISTED = 200
+"""fields shown in a field table, worst first (with their mismatch examples)"""
+
+
+def capped(items: Sequence[T], limit: int = LISTED) -> tuple[Sequence[T], str | None]:
+    """The first `limit` of `items`, and the line saying how many more there are (None when
+    none is left out).
+
+    >>> capped([1, 2, 3], 2)
+    ([1, 2], '… 1 more not shown')
+    """
+    if len(items) <= limit:
+        return items, None
+    return items[:limit], tr("list.more", n=len(items) - limit)
+
+
+def capped_lines(lines: Sequence[str], limit: int = LISTED) -> list[str]:
+    """`lines` cut to `limit`, the line saying how many more there are last."""
+    shown, more = capped(lines, limit)
+    return [*shown, *([more] if more else [])]
 
 
 def fields_by_f1(report: Report) -> list[FieldResult]:
@@ -34,18 +66,22 @@ def status_text(status: str | None) -> str:
 
 
 def report_notes(report: Report) -> list[str]:
+    """The notes of a report, each kind of note per document or per line bounded
+    (:func:`capped_lines`)."""
     notes = [tr("note.warning", message=w) for w in report.warnings]
-    for d in report.documents:
-        if d.status == "parse_failure":
-            notes.append(tr("note.parse_failure", doc_id=d.id, reason=d.reason))
+    failures, more = capped([d for d in report.documents if d.status == "parse_failure"])
+    notes += [tr("note.parse_failure", doc_id=d.id, reason=d.reason) for d in failures]
+    notes += [more] if more else []
     missing = [d.id for d in report.documents if d.status == "missing"]
     if missing:
         notes.append(tr("note.missing", n=len(missing), ids=", ".join(missing[:20])))
     if report.unknown_ids:
         ids = ", ".join(report.unknown_ids[:20])
         notes.append(tr("note.unknown", n=len(report.unknown_ids), ids=ids))
-    for u in report.unattributed:
-        notes.append(tr("note.unattributed", line=u))
+    unattributed = [tr("note.unattributed", line=u) for u in report.unattributed[:LISTED]]
+    if report.unattributed_total > LISTED:
+        unattributed.append(tr("list.more", n=report.unattributed_total - LISTED))
+    notes += unattributed
     if report.skipped:
         notes.append(tr("note.skipped", paths=", ".join(f"`{s}`" for s in report.skipped)))
     if report.inferred_types:
@@ -53,20 +89,23 @@ def report_notes(report: Report) -> list[str]:
         notes.append(tr("note.inferred", fields=inferred))
     for path, n in report.gold_type_errors.items():
         notes.append(tr("note.gold_type", n=n, path=path))
-    for d in report.layouts:
-        if d.layout is not None and d.layout.missing:
-            why = ", ".join(f"{t} ({w})" for t, w in d.layout.missing.items())
-            notes.append(
-                tr(
-                    "note.layout",
-                    doc_id=d.id,
-                    present=len(d.layout.present),
-                    required=d.layout.required,
-                    why=why,
-                )
-            )
-    notes.extend(report.notes)
+    notes += capped_lines(
+        [_layout_note(d) for d in report.layouts if d.layout and d.layout.missing]
+    )
+    notes += capped_lines(report.notes)
     return notes
+
+
+def _layout_note(d: DocumentResult) -> str:
+    assert d.layout is not None
+    why = ", ".join(f"{t} ({w})" for t, w in d.layout.missing.items())
+    return tr(
+        "note.layout",
+        doc_id=d.id,
+        present=len(d.layout.present),
+        required=d.layout.required,
+        why=why,
+    )
 
 
 def fidelity_fields_by_bleu(summary: FidelitySummary) -> list[tuple[str, FidelityStats]]:
@@ -131,8 +170,8 @@ def fidelity_notes(summary: FidelitySummary) -> list[str]:
     if summary.unused_sources:
         ids = ", ".join(summary.unused_sources[:20])
         notes.append(tr("note.unused_sources", n=len(summary.unused_sources), ids=ids))
-    for doc_id, path in summary.unused_approvals:
-        notes.append(tr("note.unused_approval", doc_id=doc_id, path=path))
+    unused = summary.unused_approvals
+    notes += capped_lines([tr("note.unused_approval", doc_id=d, path=p) for d, p in unused])
     return notes
 
 

@@ -7,11 +7,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
-from ..core.text import display_width, fmt, pad, terminal_safe, truncate
+from ..core.text import display_width, fmt, pad, safe_lines, terminal_safe, truncate
 from ..fields.scorer import CATEGORIES
 from .sections import (
+    FIELDS_LISTED,
     _field_row,
     canaries_line,
+    capped,
+    capped_lines,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -22,7 +25,7 @@ from .sections import (
 
 if TYPE_CHECKING:
     from ..fidelity.score import FidelitySummary
-    from ..report import Report
+    from ..report import FieldResult, Report
 
 
 FIELD_WIDTH = 32  # field paths longer than this are cut with "…" in the terminal table
@@ -33,17 +36,19 @@ def report_table(report: Report) -> str:
     """A plain-text table for the terminal: a header (documents, parse failures, unknown ids,
     the headline scores), one row per field worst first with its errors by kind, the documents
     with the most errors, the notes and a one-line legend."""
-    out = [*_header(report), "", *aligned(_field_rows(report), left=2, last_left=True)]
+    fields, more = capped(fields_by_f1(report), FIELDS_LISTED)
+    out = [*_header(report), "", *aligned(_field_rows(fields), left=2, last_left=True)]
+    out += [more] if more else []
     out += _worst_lines(report)
     if report.fidelity is not None:
-        out += ["", fidelity_table(report.fidelity).rstrip()]
+        out += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
-        out += ["", _structure_table(report.structure)]
+        out += ["", *_structure_lines(report.structure)]
     notes = report_notes(report)
     if notes:
         out += ["", *notes]
     out += ["", tr("table.legend")]
-    return terminal_safe("\n".join(out) + "\n")
+    return safe_lines(out)
 
 
 def _header(report: Report) -> list[str]:
@@ -71,10 +76,10 @@ def _header(report: Report) -> list[str]:
     return [counts, scores]
 
 
-def _field_rows(report: Report) -> list[tuple[str, ...]]:
+def _field_rows(fields: Sequence[FieldResult]) -> list[tuple[str, ...]]:
     head = (tr("table.head_field"), tr("table.head_type"), "TP", "FP", "FN", "P", "R", "F1")
     rows: list[tuple[str, ...]] = [(*head, tr("table.head_errors"))]
-    for f in fields_by_f1(report):
+    for f in fields:
         c = f.counts
         rows.append(
             (
@@ -115,7 +120,7 @@ def _worst_lines(report: Report) -> list[str]:
     return ["", *aligned(rows, left=2)]
 
 
-def _structure_table(summary: Any) -> str:
+def _structure_lines(summary: Any) -> list[str]:
     """Structure metrics with their 95% intervals, one per line."""
     metrics = summary.metrics()
     lines = [tr("table.structure")]
@@ -123,11 +128,15 @@ def _structure_table(summary: Any) -> str:
         low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
         interval = f"  [{fmt(low)}, {fmt(high)}]" if low is not None else ""
         lines.append(f"  {name:<20} {fmt(metrics[name])}{interval}")
-    return "\n".join(lines)
+    return lines
 
 
 def fidelity_table(summary: FidelitySummary) -> str:
     """A plain-text table for the terminal: overall, then one row per field."""
+    return safe_lines(_fidelity_lines(summary))
+
+
+def _fidelity_lines(summary: FidelitySummary) -> list[str]:
     o = summary.overall
     head = tr(
         "table.fidelity",
@@ -136,19 +145,22 @@ def fidelity_table(summary: FidelitySummary) -> str:
         rate=fmt(o.hallucination_rate),
         approved=o.approved,
     )
+    fields, more = capped(fidelity_fields_by_bleu(summary), FIELDS_LISTED)
     rows = [field_head(), _field_row(tr("fid.all"), o)]
-    rows += [_field_row(name, stats) for name, stats in fidelity_fields_by_bleu(summary)]
-    out = [head, "", *aligned(rows)]
+    rows += [_field_row(name, stats) for name, stats in fields]
+    out = [head, "", *aligned(rows), *([more] if more else [])]
+    injections = []
     for doc_id, findings in summary.injection.items():
         lines = ", ".join(
             tr("table.injection_line", line=f.line, pattern=f.pattern) for f in findings
         )
-        out.append(tr("table.injection", doc_id=doc_id, findings=lines))
+        injections.append(tr("table.injection", doc_id=doc_id, findings=lines))
+    out += capped_lines(injections)
     line = canaries_line(summary)
     if line:
         out.append(line)
     out += fidelity_notes(summary)
-    return "\n".join(out) + "\n"
+    return out
 
 
 def aligned(
@@ -162,6 +174,7 @@ def aligned(
     >>> aligned([("name", "n"), ("a", "10")])
     ['name   n', '----  --', 'a     10']
     """
+    rows = [[terminal_safe(c, one_line=True) for c in r] for r in rows]  # one line each
     widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for n, r in enumerate(rows):
