@@ -287,6 +287,11 @@ def test_cli_engine_spark_gives_the_local_json(tmp_path: Path) -> None:
     common = ["score", gold, pred, "--config", str(E / "invoices/config.toml"), "--no-log"]
     common += ["--sources", str(E / "invoices/sources"), "--format", "json", "--min-f1", "0.5"]
     local = _cli(*common, "--out", str(tmp_path / "local.json"))
+    # started from outside the environment: its bin not on PATH, no PYSPARK_PYTHON (Spark's
+    # workers would otherwise run the first python3 on PATH, which lacks this package)
+    here = str(Path(sys.executable).parent)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != here)
     spark = _cli(
         *common,
         "--engine",
@@ -295,6 +300,7 @@ def test_cli_engine_spark_gives_the_local_json(tmp_path: Path) -> None:
         "local[2]",
         "--out",
         str(tmp_path / "spark.json"),
+        env=env,
     )
     assert local.returncode == 0, local.stderr
     assert spark.returncode == 0, spark.stderr

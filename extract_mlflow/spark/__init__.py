@@ -73,6 +73,11 @@ def session(master: str | None = None) -> Any:
     if not (java_home and Path(java_home, "bin", "java").exists()) and not shutil.which("java"):
         why = "install a Java runtime (e.g. Debian's default-jre-headless) or set JAVA_HOME"
         raise ConfigError(f"the Spark engine needs Java: {why}")
+    # Spark starts its Python workers with $PYSPARK_PYTHON, read when the session starts, before
+    # ``spark.pyspark.python``: without it they run the first ``python3`` on PATH, which need not
+    # be the environment this package is installed in.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     builder = (
         sql.SparkSession.builder.master(master or "local[*]")
         .appName("extract-mlflow")
