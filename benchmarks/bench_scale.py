@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import resource
 import shutil
 import subprocess
@@ -38,41 +37,11 @@ import synth
 
 # -- data -----------------------------------------------------------------------------------
 def write_sets(sizes: list[int], seed: int, directory: Path) -> dict[int, tuple[Path, Path]]:
-    """Write `<n>/gold.jsonl` and `<n>/pred.jsonl` for every size in one streamed pass.
-
-    Document i is the same whatever the size (the generator draws documents in order), so each
-    document is drawn once and written to every set that holds it: the sets are prefixes of one
-    another and equal :func:`synth.make_dataset` of that size. Returns size -> (gold, pred)."""
-    rng = random.Random(seed)
-    noise_rng = random.Random(rng.getrandbits(64))
-    files: dict[int, tuple[Path, Path]] = {}
-    handles = []
-    try:
-        for n in sorted(set(sizes)):
-            d = directory / str(n)
-            d.mkdir(parents=True, exist_ok=True)
-            files[n] = (d / "gold.jsonl", d / "pred.jsonl")
-            handles.append(
-                (
-                    n,
-                    files[n][0].open("w", encoding="utf-8"),
-                    files[n][1].open("w", encoding="utf-8"),
-                )
-            )
-        for i in range(max(sizes, default=0)):
-            gold = synth.make_document(rng, f"doc-{i + 1:06d}")
-            pred, _ = synth.perturb_document(gold, noise_rng)
-            g_line = json.dumps(gold, ensure_ascii=False, separators=(",", ":")) + "\n"
-            p_line = json.dumps(pred, ensure_ascii=False, separators=(",", ":")) + "\n"
-            for n, gf, pf in handles:
-                if i < n:
-                    gf.write(g_line)
-                    pf.write(p_line)
-    finally:
-        for _, gf, pf in handles:
-            gf.close()
-            pf.close()
-    return files
+    """Write `<n>/gold.jsonl` and `<n>/pred.jsonl` for every size in one streamed pass
+    (:func:`synth.write_sets`: the sets are prefixes of one another and equal
+    :func:`synth.make_dataset` of that size). Returns size -> (gold, pred)."""
+    files = synth.write_sets(sizes, seed, directory, kinds=("base",))
+    return {n: (f["gold"], f["pred"]) for n, f in files.items()}
 
 
 def kept_sets(sizes: list[int], seed: int, directory: Path) -> dict[int, tuple[Path, Path]] | None:
@@ -152,9 +121,16 @@ class Run:
     stderr: str
 
 
-def run_measured(cmd: list[str], workdir: Path, limit_bytes: int | None = None) -> Run:
-    """Run `cmd` to its end; wall and CPU seconds and the peak RSS of that one process
-    (``wait4``).
+def run_measured(
+    cmd: list[str],
+    workdir: Path,
+    limit_bytes: int | None = None,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Run:
+    """Run `cmd` to its end (in `cwd`, with `env` when given); wall and CPU seconds and the
+    peak RSS of that one process (``wait4``), and the last 64 KB of its stdout and stderr.
 
     `limit_bytes` caps the child's address space (``RLIMIT_AS``): a run too large for the
     machine fails with a MemoryError instead of pushing every other process out of memory."""
@@ -167,7 +143,12 @@ def run_measured(cmd: list[str], workdir: Path, limit_bytes: int | None = None) 
     with out.open("wb") as fo, err.open("wb") as fe:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            cmd, stdout=fo, stderr=fe, preexec_fn=limit if limit_bytes is not None else None
+            cmd,
+            stdout=fo,
+            stderr=fe,
+            cwd=cwd,
+            env=env,
+            preexec_fn=limit if limit_bytes is not None else None,
         )
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0
@@ -179,9 +160,17 @@ def run_measured(cmd: list[str], workdir: Path, limit_bytes: int | None = None) 
         usage.ru_utime + usage.ru_stime,
         rss,
         proc.returncode,
-        out.read_text(encoding="utf-8", errors="replace"),
-        err.read_text(encoding="utf-8", errors="replace"),
+        _tail(out),
+        _tail(err),
     )
+
+
+def _tail(path: Path, limit: int = 1 << 16) -> str:
+    """The last `limit` bytes of a file as text (a child may print a line per document; the
+    measuring process stays small)."""
+    with path.open("rb") as f:
+        f.seek(max(0, path.stat().st_size - limit))
+        return f.read().decode("utf-8", errors="replace")
 
 
 def _physical_bytes() -> int:

@@ -54,13 +54,19 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "KINDS",
+    "PAGE_CONFIG",
     "Tally",
     "make_dataset",
     "make_document",
     "make_long_document",
+    "page_documents",
     "perturb_document",
+    "source_text",
+    "structure_documents",
     "write_dataset",
     "write_jsonl",
+    "write_sets",
 ]
 
 LEAVES_PER_DOCUMENT = 12 + 4  # top-level scalars + vendor leaves (line items: 5 each)
@@ -429,6 +435,166 @@ def make_long_document(
     return g, p, t
 
 
+# -- the optional families: sources, pages, structure -----------------------------------------
+ROW_KEYS = ("sku", "description", "qty", "unit_price", "amount")
+"""the line-item keys: the columns of a page's CSV block"""
+
+PAGE_SECTIONS = ("Summary", "Parties", "Line items", "Terms")
+
+PAGE_CONFIG = """\
+# The layout profile of synth.py's invoice pages (see benchmarks/README.md).
+id_key = "id"
+text_key = "output"
+
+[layout]
+topic_key = "topic"
+rows_key = "rows"
+
+[layout.profiles.invoice]
+required = ["Summary", "Parties", "Line items", "Terms"]
+min_words = 8
+table_section = "Line items"
+"""
+"""The config a page set is scored with: the profile its pages are written for."""
+
+BLOCKS = ("header", "vendor", "customer", "items", "totals", "terms")
+"""the reading order of an invoice's blocks in gold"""
+
+
+def source_text(gold: dict[str, Any]) -> str:
+    """The text of the document an invoice was extracted from: every gold value written out
+    (numbers with two decimals), so a kept value is found in it and a changed one is not."""
+    v, cur = gold["vendor"], gold["currency"]
+    lines = [
+        f"INVOICE {gold['invoice_number']}",
+        f"From {v['name']}, {v['city']}, {v['country']}. VAT number {v['vat_id']}.",
+        f"Bill to {gold['customer_name']}. Purchase order {gold['po_number']}.",
+        f"Issued {gold['issue_date']}, due {gold['due_date']}. Terms: {gold['payment_terms']}.",
+        "SKU | Description | Qty | Unit price | Amount",
+        *(
+            f"{it['sku']} | {it['description']} | {it['qty']} | {it['unit_price']:.2f} | "
+            f"{it['amount']:.2f}"
+            for it in gold["line_items"]
+        ),
+        f"Subtotal {gold['subtotal']:.2f} {cur}. Tax rate {gold['tax_rate']}: "
+        f"{gold['tax_amount']:.2f} {cur}. Total {gold['total']:.2f} {cur}.",
+        "Status: paid." if gold["paid"] else "Status: open.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _csv_block(items: list[dict[str, Any]]) -> str:
+    """The items as a CSV block: the row keys as columns, a key an item lacks an empty cell
+    (keys gold does not have are left out)."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(ROW_KEYS)
+    for it in items:
+        writer.writerow(["" if it.get(k) is None else it[k] for k in ROW_KEYS])
+    return out.getvalue()
+
+
+def page_documents(
+    gold: dict[str, Any], pred: dict[str, Any], rng: random.Random, *, drop_section: float = 0.1
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An invoice as a page run (scored with :data:`PAGE_CONFIG`): the gold line (its line items
+    as ``rows``, a ``topic`` and a ``title``) and the prediction, a wiki page written from the
+    prediction `pred` (prose sections and the items as a CSV block under "Line items") with
+    its token usage. With probability `drop_section` one prose section is left out."""
+    gold_page = {
+        "id": gold["id"],
+        "topic": "invoice",
+        "title": f"Invoice {gold['invoice_number']}",
+        "rows": [{k: it[k] for k in ROW_KEYS} for it in gold["line_items"]],
+    }
+    v = pred.get("vendor", {})
+    items = pred.get("line_items", [])
+    prose = {
+        "Summary": (
+            f"Invoice {pred.get('invoice_number', 'unknown')} was issued on "
+            f"{pred.get('issue_date', 'an unknown date')} for a total of "
+            f"{pred.get('total', 'an unknown amount')} {pred.get('currency', '')}, "
+            f"with {len(items)} line items."
+        ),
+        "Parties": (
+            f"The vendor is {v.get('name', 'not named')} of {v.get('city', 'an unknown city')}, "
+            f"and the customer is {pred.get('customer_name', 'not named')}."
+        ),
+        "Terms": (
+            f"Payment terms are {pred.get('payment_terms', 'not stated')}, due on "
+            f"{pred.get('due_date', 'an unknown date')}; the invoice is "
+            f"{'paid' if pred.get('paid') else 'open'}."
+        ),
+    }
+    if rng.random() < drop_section:
+        del prose[rng.choice(sorted(prose))]
+    parts = [f"= Invoice {pred.get('invoice_number', '')} ="]
+    for title in PAGE_SECTIONS:
+        if title == "Line items":
+            parts.append(f"== {title} ==\n```csv\n{_csv_block(items)}```")
+        elif title in prose:
+            parts.append(f"== {title} ==\n{prose[title]}")
+    page = "\n\n".join(parts) + "\n"
+    usage = {"input_tokens": 900 + rng.randint(0, 300), "output_tokens": len(page) // 4}
+    return gold_page, {"id": gold["id"], "output": page, "usage": usage}
+
+
+TABLE_KEYS = ("sku", "qty")
+"""the columns of a document's table (its first :data:`TABLE_ROWS` line items): small, so a
+set of a million documents scores in reasonable time"""
+
+TABLE_ROWS = 3
+
+
+def _table_html(items: list[dict[str, Any]]) -> str:
+    from html import escape
+
+    head = "".join(f"<th>{k}</th>" for k in TABLE_KEYS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(it.get(k, '')))}</td>" for k in TABLE_KEYS) + "</tr>"
+        for it in items[:TABLE_ROWS]
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def structure_documents(
+    gold: dict[str, Any], pred: dict[str, Any], rng: random.Random, *, swap: float = 0.2
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An invoice with document-structure fields beside its own: its first line items as an
+    HTML table (``tables``, for TEDS), its blocks in reading order (``blocks``) and two answer
+    regions (``regions``, for ANLS: the total and the vendor's name). The prediction's are
+    written from `pred` (its items in its order, its values); with probability `swap` two
+    neighbouring blocks trade places."""
+    blocks = list(BLOCKS)
+    if rng.random() < swap:
+        i = rng.randrange(len(blocks) - 1)
+        blocks[i], blocks[i + 1] = blocks[i + 1], blocks[i]
+
+    def regions(doc: dict[str, Any]) -> list[dict[str, str]]:
+        total = doc.get("total")
+        return [
+            {"id": "total", "text": "" if total is None else f"{total} {doc.get('currency', '')}"},
+            {"id": "vendor", "text": str(doc.get("vendor", {}).get("name", ""))},
+        ]
+
+    gold_s = {
+        **gold,
+        "tables": [_table_html(gold["line_items"])],
+        "blocks": list(BLOCKS),
+        "regions": regions(gold),
+    }
+    pred_s = {
+        **pred,
+        "tables": [_table_html(pred.get("line_items", []))],
+        "blocks": blocks,
+        "regions": regions(pred),
+    }
+    return gold_s, pred_s
+
+
 # -- files ----------------------------------------------------------------------------------
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
     """Write rows as JSONL (UTF-8, one compact object per line)."""
@@ -453,6 +619,78 @@ def write_dataset(
         write_jsonl(gold_rows, d / f"{prefix}gold.jsonl"),
         write_jsonl(pred_rows, d / f"{prefix}pred.jsonl"),
     )
+
+
+KINDS = ("base", "sources", "pages", "structure")
+"""What :func:`write_sets` writes per set: the invoices (``gold.jsonl``, ``pred.jsonl``), their
+source texts (``sources.jsonl``), the invoices as page runs (``pages_gold.jsonl``,
+``pages_pred.jsonl``, scored with ``pages.toml``) and with structure fields
+(``structure_gold.jsonl``, ``structure_pred.jsonl``)."""
+
+_FILES = {
+    "base": ("gold", "pred"),
+    "sources": ("sources",),
+    "pages": ("pages_gold", "pages_pred"),
+    "structure": ("structure_gold", "structure_pred"),
+}
+
+
+def write_sets(
+    sizes: Iterable[int], seed: int, directory: str | Path, kinds: Iterable[str] = KINDS
+) -> dict[int, dict[str, Path]]:
+    """Write the files of `kinds` for every size under `directory`/<size>/ in one streamed
+    pass, one document at a time (nothing of a set is held in memory).
+
+    Document i is the same whatever the size (the generator draws documents in order, the
+    pages and structure from their own generator), so each is drawn once and written to every
+    set that holds it: the sets are prefixes of one another, and the invoices equal
+    :func:`make_dataset` of that size. Returns size -> file name (``gold``, ``sources``,
+    ``pages_gold``, ``pages_config``, …) -> path."""
+    kinds = tuple(kinds)
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown kinds {sorted(unknown)}: choose from {', '.join(KINDS)}")
+    sizes = sorted(set(sizes))
+    rng = random.Random(seed)
+    noise_rng = random.Random(rng.getrandbits(64))
+    pages_rng, structure_rng = random.Random(f"{seed}-pages"), random.Random(f"{seed}-structure")
+    names = [name for kind in kinds for name in _FILES[kind]]
+    files: dict[int, dict[str, Path]] = {}
+    handles: list[tuple[int, dict[str, Any]]] = []
+
+    def line(row: dict[str, Any]) -> str:
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    try:
+        for n in sizes:
+            d = Path(directory) / str(n)
+            d.mkdir(parents=True, exist_ok=True)
+            files[n] = {name: d / f"{name}.jsonl" for name in names}
+            if "pages" in kinds:
+                files[n]["pages_config"] = d / "pages.toml"
+                files[n]["pages_config"].write_text(PAGE_CONFIG, encoding="utf-8")
+            handles.append((n, {m: files[n][m].open("w", encoding="utf-8") for m in names}))
+        for i in range(sizes[-1] if sizes else 0):
+            gold = make_document(rng, f"doc-{i + 1:06d}")
+            pred, _ = perturb_document(gold, noise_rng)
+            rows: dict[str, dict[str, Any]] = {"gold": gold, "pred": pred}
+            if "sources" in kinds:
+                rows["sources"] = {"id": gold["id"], "text": source_text(gold)}
+            if "pages" in kinds:
+                rows["pages_gold"], rows["pages_pred"] = page_documents(gold, pred, pages_rng)
+            if "structure" in kinds:
+                pair = structure_documents(gold, pred, structure_rng)
+                rows["structure_gold"], rows["structure_pred"] = pair
+            lines = {name: line(rows[name]) for name in names}
+            for n, out in handles:
+                if i < n:
+                    for name, f in out.items():
+                        f.write(lines[name])
+    finally:
+        for _, out in handles:
+            for f in out.values():
+                f.close()
+    return files
 
 
 if __name__ == "__main__":  # pragma: no cover - a quick look at the data

@@ -10,6 +10,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ import synth
 
 from extract_mlflow import evaluate
 from extract_mlflow.io.loading import load_gold, load_predictions
+from extract_mlflow.report import Report
 
 
 def _counts(report) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
@@ -103,3 +105,83 @@ def test_written_files_score_the_same(tmp_path: Path) -> None:
     assert list(load_gold(gp).docs.values()) == gold
     assert len(load_predictions(pp).docs) == len(pred)
     assert _counts(evaluate(gp, pp)) == (tally.tp, tally.fp, tally.fn)
+
+
+# -- the optional families (sources, pages, structure) and the streamed sets -------------------
+def _read_rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_streamed_sets_are_prefixes_and_equal_make_dataset(tmp_path: Path) -> None:
+    files = synth.write_sets([9, 4], seed=3, directory=tmp_path)
+    assert sorted(files) == [4, 9]
+    g_rows, p_rows, _ = synth.make_dataset(9, 3)
+    for n, f in files.items():
+        assert _read_rows(f["gold"]) == g_rows[:n] and _read_rows(f["pred"]) == p_rows[:n]
+        assert [s["id"] for s in _read_rows(f["sources"])] == [g["id"] for g in g_rows[:n]]
+        assert f["pages_config"].read_text(encoding="utf-8") == synth.PAGE_CONFIG
+    for name in ("sources", "pages_gold", "pages_pred", "structure_gold", "structure_pred"):
+        assert _read_rows(files[9][name])[:4] == _read_rows(files[4][name]), name
+    again = synth.write_sets([4], seed=3, directory=tmp_path / "again", kinds=("structure",))
+    assert set(again[4]) == {"structure_gold", "structure_pred"}
+    assert _read_rows(again[4]["structure_pred"]) == _read_rows(files[4]["structure_pred"])
+    with pytest.raises(ValueError, match="unknown kinds"):
+        synth.write_sets([1], 0, tmp_path, kinds=("tables",))
+
+
+def test_a_copied_prediction_is_grounded_in_its_source(tmp_path: Path) -> None:
+    gold, pred, _ = synth.make_dataset(30, 2)
+    sources = {g["id"]: synth.source_text(g) for g in gold}
+    exact = evaluate(gold, gold, sources=sources).fidelity
+    assert exact is not None and exact.overall.checked > 30 * 20
+    assert exact.overall.groundedness == 1.0 and exact.overall.bleu_proxy == 1.0
+    noisy = evaluate(gold, pred, sources=sources).fidelity
+    assert noisy is not None and (noisy.overall.hallucination_rate or 0.0) > 0
+
+
+def _page_report(gold_pages: list[dict[str, Any]], pred_pages: list[dict[str, Any]]) -> Report:
+    import tomllib
+
+    from extract_mlflow.config import config_from_mapping
+
+    return evaluate(gold_pages, pred_pages, config_from_mapping(tomllib.loads(synth.PAGE_CONFIG)))
+
+
+def test_pages_score_their_rows_and_their_layout() -> None:
+    gold, pred, _ = synth.make_dataset(40, 6)
+    rng = random.Random(0)
+    pairs = [synth.page_documents(g, g, rng, drop_section=0.0) for g in gold]
+    perfect = _page_report([a for a, _ in pairs], [b for _, b in pairs])
+    assert perfect.micro.f1 == 1.0 and perfect.layout_score == 1.0
+    pairs = [synth.page_documents(g, g, rng, drop_section=1.0) for g in gold]
+    assert _page_report([a for a, _ in pairs], [b for _, b in pairs]).layout_score == 0.75
+    # a noisy page's rows count as its items do when scored as JSON (keys gold lacks left out)
+    pairs = [synth.page_documents(g, p, rng) for g, p in zip(gold, pred, strict=True)]
+    paged = _page_report([a for a, _ in pairs], [b for _, b in pairs])
+    as_json = evaluate(
+        [{"id": g["id"], "rows": g["line_items"]} for g in gold],
+        [
+            {"id": p["id"], "rows": [{k: it[k] for k in synth.ROW_KEYS if k in it} for it in rows]}
+            for p in pred
+            for rows in [p["line_items"]]
+        ],
+    )
+    assert _counts(paged) == _counts(as_json) and (paged.micro.f1 or 0.0) < 1.0
+
+
+def test_structure_fields_score_one_against_themselves() -> None:
+    gold, pred, _ = synth.make_dataset(20, 8)
+    rng = random.Random(1)
+    pairs = [synth.structure_documents(g, g, rng, swap=0.0) for g in gold]
+    same = evaluate([a for a, _ in pairs], [b for _, b in pairs]).structure
+    assert same is not None
+    values = {k: m.value for k, m in same.headline.items()}
+    assert {"teds", "teds_s", "reading_order", "kendall_tau", "anls"} <= values.keys()
+    assert values == pytest.approx(dict.fromkeys(values, 1.0))
+    pairs = [synth.structure_documents(g, g, rng, swap=1.0) for g in gold]
+    swapped = evaluate([a for a, _ in pairs], [b for _, b in pairs]).structure
+    assert swapped is not None
+    assert swapped.headline["reading_order"].value == pytest.approx(1 - 2 / len(synth.BLOCKS))
+    pairs = [synth.structure_documents(g, p, rng) for g, p in zip(gold, pred, strict=True)]
+    noisy = evaluate([a for a, _ in pairs], [b for _, b in pairs]).structure
+    assert noisy is not None and noisy.headline["teds"].value < 1.0
