@@ -110,17 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100000,1000000", help="set sizes (100000,1000000)")
     ap.add_argument("--paths", default=",".join(PATHS), help=f"of {', '.join(PATHS)} (all)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument(
-        "--keep",
-        type=Path,
-        help="write the sets here and keep them (a later run with the same seed reuses them)",
-    )
-    ap.add_argument(
-        "--limit-gb",
-        type=float,
-        default=round(0.6 * bench_scale._physical_bytes() / 2**30, 1),
-        help="address-space cap of each measured process, GB (60%% of RAM; 0: none)",
-    )
+    bench_scale.add_set_options(ap)
     args = ap.parse_args(argv)
     sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]

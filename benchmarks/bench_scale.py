@@ -282,6 +282,22 @@ def _row(label: str, n: int, r: Run, ratio: str) -> str:
     )
 
 
+def add_set_options(ap: argparse.ArgumentParser) -> None:
+    """``--keep`` and ``--limit-gb``: where the sets are kept, and the measured processes' cap
+    (shared with bench_memory.py)."""
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        help="write the sets here and keep them (a later run with the same seed reuses them)",
+    )
+    ap.add_argument(
+        "--limit-gb",
+        type=float,
+        default=round(0.6 * _physical_bytes() / 2**30, 1),
+        help="address-space cap of each measured process, GB (60%% of RAM; 0: none)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000", help="set sizes (10000,100000)")
@@ -297,17 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--engine", help="passed to `score --engine` when given")
     ap.add_argument("--spark-master", help="passed to `score --spark-master` when given")
-    ap.add_argument(
-        "--keep",
-        type=Path,
-        help="write the sets here and keep them (a later run with the same seed reuses them)",
-    )
-    ap.add_argument(
-        "--limit-gb",
-        type=float,
-        default=round(0.6 * _physical_bytes() / 2**30, 1),
-        help="address-space cap of each measured process, GB (60%% of RAM; 0: none)",
-    )
+    add_set_options(ap)
     ap.add_argument("--floor", nargs=2, metavar=("GOLD", "PRED"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
