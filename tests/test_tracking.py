@@ -331,7 +331,7 @@ def test_keyboard_interrupt_leaves_run_killed(
     def interrupted(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(MlflowClient, "log_artifact", interrupted)  # the table, logged last
+    monkeypatch.setattr(MlflowClient, "log_table", interrupted)
     with pytest.raises(KeyboardInterrupt):
         log_report(baseline, tracking_uri=local_store, experiment="interrupted")
     (run,) = runs_of(local_store, "interrupted")
@@ -454,7 +454,7 @@ def test_failure_on_server_leaves_run_failed(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(MlflowClient, "log_artifact", broken)  # the table, logged last
+    monkeypatch.setattr(MlflowClient, "log_table", broken)
     with pytest.raises(TrackingError, match=r"FAILED.*disk full"):
         log_report(baseline, tracking_uri=mlflow_server.uri, experiment="server-fails")
     (run,) = runs_of(mlflow_server.uri, "server-fails")

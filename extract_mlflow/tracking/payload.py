@@ -296,26 +296,6 @@ def write_counts(report: Report, path: Path) -> None:
             writer.close()
 
 
-def write_table(report: Report, path: Path, rows: int | None = None) -> None:
-    """The per-document table (the "documents" frame) as the JSON file MLflow's ``log_table``
-    writes (pandas' ``split`` orientation: the columns, then the rows), a block of documents at
-    a time: each block's rows are written by pandas itself, so the file is the bytes of the
-    whole frame's ``to_json`` without the whole frame or its text in memory (`rows`: documents
-    per block)."""
-    from ..views.frames import documents_blocks
-
-    with path.open("w", encoding="utf-8") as f:
-        wrote = False
-        for block in documents_blocks(report, *([rows] if rows else [])):
-            if f.tell() == 0:  # '{"columns":[...],"data":[]}' of no rows, without its "]}"
-                f.write(block.iloc[:0].to_json(orient="split", index=False)[:-2])
-            text = block.to_json(orient="values", date_format="iso")[1:-1]
-            if text:
-                f.write(("," if wrote else "") + text)
-                wrote = True
-        f.write("]}")
-
-
 def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | Path] = ()) -> Path:
     """Write ``summary.md``, ``diagnostics.json``, ``documents.parquet``, ``config.toml`` and
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an

@@ -43,7 +43,6 @@ from .payload import (
     plan_batches,
     report_params,
     report_tags,
-    write_table,
 )
 from .store import opening, sqlite_path
 
@@ -413,33 +412,9 @@ class Tracker:
         if dataset_input:
             self.log_gold_input(target.run_id, report)
         self.client.log_artifacts(target.run_id, str(eval_dir), ARTIFACT_DIR)
-        self.log_table(target.run_id, report)
+        self.client.log_table(target.run_id, report.to_frame("documents"), TABLE_FILE)
         for uri in prompt_uris:
             self.client.link_prompt_version_to_run(target.run_id, uri)
-
-    def log_table(self, run_id: str, report: Report) -> None:
-        """The per-document table, logged as ``MlflowClient.log_table`` logs it (the file
-        ``eval/documents_table.json`` and the run's ``mlflow.loggedArtifacts`` entry) but
-        written a block of documents at a time (:func:`~.payload.write_table`). A run that has
-        the table already is given it by ``log_table``, which appends the rows to it."""
-        import json
-        import tempfile
-
-        from mlflow.utils.mlflow_tags import MLFLOW_LOGGED_ARTIFACTS
-
-        folder, name = TABLE_FILE.rsplit("/", 1)
-        if TABLE_FILE in {f.path for f in self.client.list_artifacts(run_id, folder)}:
-            self.client.log_table(run_id, report.to_frame("documents"), TABLE_FILE)
-            return
-        with tempfile.TemporaryDirectory(prefix="extract-mlflow-table-") as tmp:
-            path = Path(tmp) / name
-            write_table(report, path)
-            self.client.log_artifact(run_id, str(path), folder)
-        tag = self.client.get_run(run_id).data.tags.get(MLFLOW_LOGGED_ARTIFACTS, "[]")
-        logged = json.loads(tag)
-        entry = {"path": TABLE_FILE, "type": "table"}
-        if entry not in logged:
-            self.client.set_tag(run_id, MLFLOW_LOGGED_ARTIFACTS, json.dumps([*logged, entry]))
 
     def register(self, target: RunTarget, name: str, report: Report | None = None) -> str:
         """Register the run's ``eval/`` artifacts as a new version of model `name` (created when

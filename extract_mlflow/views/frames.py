@@ -3,7 +3,6 @@ per-document counts (built in :mod:`extract_mlflow.evaluation.records`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.counts import ratio
@@ -48,7 +47,13 @@ def report_frame(report: Report, kind: str = "fields") -> pd.DataFrame:
             ],
         )
     if kind == "documents":
-        return documents_frame(report)
+        if isinstance(report.documents, DocumentColumns):
+            return _columns_frame(report.documents)
+        rows = [d.to_dict() for d in report.documents]
+        return pd.DataFrame(
+            rows,
+            columns=["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"],
+        )
     if kind == "counts":
         return counts_frame(report)
     if kind == "document_fields":
@@ -67,48 +72,21 @@ def report_frame(report: Report, kind: str = "fields") -> pd.DataFrame:
     )
 
 
-DOCUMENT_COLUMNS = ("id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason")
-"""the columns of the "documents" frame (the rows of ``DocumentResult.to_dict`` without a
-page's layout)"""
-
-_BLOCK_ROWS = 1 << 16
-
-
-def documents_frame(report: Report, start: int = 0, stop: int | None = None) -> pd.DataFrame:
-    """The "documents" frame of the documents ``start:stop`` (all by default)."""
+def _columns_frame(docs: DocumentColumns) -> pd.DataFrame:
+    """The "documents" frame of a compact evaluation, from its columns (no document rebuilt):
+    the frame the rows of ``DocumentResult.to_dict`` give."""
     import pandas as pd
 
-    docs = report.documents
-    stop = len(docs) if stop is None else min(stop, len(docs))
-    if isinstance(docs, DocumentColumns):
-        return _columns_frame(docs, start, stop)
-    rows = [d.to_dict() for d in docs[start:stop]]
-    return pd.DataFrame(rows, columns=list(DOCUMENT_COLUMNS))
-
-
-def documents_blocks(report: Report, rows: int = _BLOCK_ROWS) -> Iterator[pd.DataFrame]:
-    """The "documents" frame in blocks of `rows` consecutive documents (one empty block for a
-    report without documents): what is written a block at a time."""
-    n = len(report.documents)
-    for start in range(0, max(n, 1), rows):
-        yield documents_frame(report, start, start + rows)
-
-
-def _columns_frame(docs: DocumentColumns, start: int, stop: int) -> pd.DataFrame:
-    """The "documents" frame of a compact evaluation's documents ``start:stop``, from its
-    columns (no document rebuilt): the frame the rows of ``DocumentResult.to_dict`` give."""
-    import pandas as pd
-
-    tp, fp, fn = (docs.counts[start:stop, i].tolist() for i in range(3))
+    tp, fp, fn = (docs.counts[:, i].tolist() for i in range(3))
     data = {
-        "id": docs.ids[start:stop],
-        "status": [STATUSES[s] for s in docs.status[start:stop].tolist()],
+        "id": list(docs.ids),
+        "status": [STATUSES[s] for s in docs.status.tolist()],
         "tp": tp,
         "fp": fp,
         "fn": fn,
         "precision": [ratio(t, t + p) for t, p in zip(tp, fp, strict=True)],
         "recall": [ratio(t, t + n) for t, n in zip(tp, fn, strict=True)],
         "f1": [ratio(2 * t, 2 * t + p + n) for t, p, n in zip(tp, fp, fn, strict=True)],
-        "reason": [docs.reasons.get(k) for k in range(start, stop)],
+        "reason": [docs.reasons.get(k) for k in range(len(docs))],
     }
-    return pd.DataFrame(data, columns=list(DOCUMENT_COLUMNS))
+    return pd.DataFrame(data)
