@@ -173,6 +173,20 @@ def headline(report: Report) -> str:
     )
 
 
+def table_note(report: Report) -> str:
+    """What the run's documents table holds when it does not hold every document."""
+    from ..views.frames import TABLE_ROWS
+
+    n = len(report.documents)
+    if n <= TABLE_ROWS:
+        return ""
+    return (
+        f"\n\nThe documents table ({TABLE_FILE}) lists {TABLE_ROWS:,} of the {n:,} documents:"
+        f" the {TABLE_ROWS // 2:,} with the lowest F1 and {TABLE_ROWS - TABLE_ROWS // 2:,} drawn"
+        f" at random (seed 0); {ARTIFACT_DIR}/documents.parquet has every document."
+    )
+
+
 def report_tags(
     report: Report, extra: Mapping[str, Any] | None = None, *, note: bool = True
 ) -> dict[str, str]:
@@ -181,7 +195,10 @@ def report_tags(
     tags = {str(k): str(v) for k, v in (extra or {}).items()}
     tags.update({SIGNATURE_TAG: report.signature(), RUN_TYPE_TAG: RUN_TYPE_EVALUATION})
     if note:
-        tags[NOTE_TAG] = f"extract_mlflow evaluation: {headline(report)}.\n\n`{report.signature()}`"
+        tags[NOTE_TAG] = (
+            f"extract_mlflow evaluation: {headline(report)}.{table_note(report)}"
+            f"\n\n`{report.signature()}`"
+        )
     return {k: fit(redact(v), MAX_TAG_LENGTH) for k, v in tags.items()}
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import ExtractMlflowError, InputError, TrackingError
+from ..views.frames import documents_table
 from .client import (
     NO_RETRY_TIMEOUT,
     PROBE_TIMEOUT,
@@ -412,7 +413,7 @@ class Tracker:
         if dataset_input:
             self.log_gold_input(target.run_id, report)
         self.client.log_artifacts(target.run_id, str(eval_dir), ARTIFACT_DIR)
-        self.client.log_table(target.run_id, report.to_frame("documents"), TABLE_FILE)
+        self.client.log_table(target.run_id, documents_table(report), TABLE_FILE)
         for uri in prompt_uris:
             self.client.link_prompt_version_to_run(target.run_id, uri)
 
