@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from ..structure.score import DocumentStructure
+    from .structure import StructureRecords
 
 __all__ = [
     "DocumentInput",
@@ -161,7 +162,11 @@ class Evaluation:
             from ..fidelity.score import FidelityAccumulator  # text fidelity (~20 ms): for sources
 
             self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
-        self.structure: list[tuple[int, DocumentStructure]] | None = [] if setup.structure else None
+        self.structure: StructureRecords | None = None
+        if setup.structure:
+            from .structure import StructureRecords  # the structure scorers: for structure only
+
+            self.structure = StructureRecords(cfg.structure.slice_by)
         self._tools: _Tools | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -199,7 +204,7 @@ class Evaluation:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
         if self.structure is not None:
             structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
-            self.structure.append((position, structure))
+            self.structure.add(position, structure)
         if self.compact is not None and self.sink is not None:
             self.compact.add(record)
             self.sink.add(position, record.fields)
@@ -274,7 +279,7 @@ class Evaluation:
         if self.fidelity is not None and other.fidelity is not None:
             self.fidelity.merge(other.fidelity)
         if self.structure is not None and other.structure is not None:
-            self.structure.extend(other.structure)
+            self.structure.merge(other.structure)
         return self
 
     def rescored_setup(self) -> Setup | None:
@@ -325,10 +330,7 @@ class Evaluation:
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         if self.structure is not None:
-            from .structure import summarize  # the structure scorers: only with structure fields
-
-            ordered = [d for _, d in sorted(self.structure, key=itemgetter(0))]
-            report.structure = summarize(ordered, cfg.structure)
+            report.structure = self.structure.summary(cfg.structure)
         return report
 
     def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:

@@ -6,7 +6,6 @@ beside them."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +29,7 @@ def counts_frame(report: Report) -> pd.DataFrame:
 
     if isinstance(report.documents, DocumentColumns):
         blocks = list(counts_blocks(report))
-        frame = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
-        if report.structure is not None:
-            extra = structure_frame(report.structure).set_index("id").add_prefix("structure/")
-            frame = frame.join(extra, on="id")
-        return frame
+        return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
     paths = list(report.fields)
     col = {p: i for i, p in enumerate(paths)}
     n = len(report.documents)
@@ -59,11 +54,9 @@ def counts_frame(report: Report) -> pd.DataFrame:
         data[f"field_tp/{p}"] = mat[:, i]
         data[f"field_fp/{p}"] = mat[:, i + 1]
         data[f"field_fn/{p}"] = mat[:, i + 2]
-    frame = pd.DataFrame(data)
     if report.structure is not None:  # per-document structure values, prefixed
-        extra = structure_frame(report.structure).set_index("id").add_prefix("structure/")
-        frame = frame.join(extra, on="id")
-    return frame
+        data.update(_prefixed(structure_columns(report.structure, 0, n)))
+    return pd.DataFrame(data)
 
 
 def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
@@ -103,6 +96,8 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
             data[f"field_tp/{p}"] = block[:, 3 * i]
             data[f"field_fp/{p}"] = block[:, 3 * i + 1]
             data[f"field_fn/{p}"] = block[:, 3 * i + 2]
+        if report.structure is not None:  # per-document structure values, prefixed
+            data.update(_prefixed(structure_columns(report.structure, start, stop)))
         empty = False
         yield pd.DataFrame(data)
     if empty:
@@ -111,27 +106,60 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
         )
 
 
-def structure_frame(summary: StructureSummary) -> pd.DataFrame:
-    """One row per document: id, the slice attributes (``attribute/<name>``; lists and
-    objects as JSON text), and per metric its value, ``<metric>_num`` and ``<metric>_den``
-    (NaN where the document lacks it), then reading-order coverage and continuity."""
+def structure_frame(summary: StructureSummary, ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per document: id, then :func:`structure_columns`. `ids`: the documents' ids in
+    gold order (by default those of the listed documents, when every document is listed)."""
     import pandas as pd
+
+    if ids is None:
+        if summary.count != len(summary.documents):
+            raise ValueError("not every document is listed: give the ids")
+        ids = [d.id for d in summary.documents]
+    return pd.DataFrame({"id": list(ids), **structure_columns(summary, 0, len(ids))})
+
+
+def structure_columns(summary: StructureSummary, start: int, stop: int) -> dict[str, Any]:
+    """The structure values of the documents in rows [`start`, `stop`) (gold order): the
+    slice attributes (``attribute/<name>``; lists and objects as JSON text), per metric its
+    value, ``<metric>_num`` and ``<metric>_den`` (NaN where the document lacks it), then
+    reading-order coverage and continuity (when some document has blocks)."""
+    import numpy as np
 
     from ..structure.score import METRICS  # here: the structure scorers only for structure
 
-    rows = []
-    for d in summary.documents:
-        row: dict[str, Any] = {"id": d.id}
-        row.update({f"attribute/{a}": _scalar(v) for a, v in d.attributes.items()})
-        stats = d.stats()
-        for name in METRICS:
-            n, den = stats.get(name, (math.nan, math.nan))
-            row.update({name: n / den, f"{name}_num": n, f"{name}_den": den})
-        if d.reading is not None:
-            row["reading_order_coverage"] = d.reading.coverage
-            row["cross_page_continuity"] = d.reading.continuity
-        rows.append(row)
-    return pd.DataFrame(rows)
+    columns = summary.columns
+    if columns is None:
+        raise ValueError("this structure summary keeps no columns")
+    n = stop - start
+    out: dict[str, Any] = {
+        f"attribute/{a}": [_scalar(v) for v in values[start:stop]]
+        for a, values in columns.attributes.items()
+    }
+
+    def spread(rows: Any, *values: Any) -> list[Any]:
+        lo, hi = np.searchsorted(rows, [start, stop])
+        at = rows[lo:hi] - start
+        filled = []
+        for v in values:
+            full = np.full(n, np.nan)
+            full[at] = v[lo:hi]
+            filled.append(full)
+        return filled
+
+    for name in METRICS:
+        m = columns.metrics.get(name)
+        num, den = spread(m.rows, m.num, m.den) if m is not None else (np.full(n, np.nan),) * 2
+        with np.errstate(invalid="ignore"):
+            out[name] = num / den
+        out[f"{name}_num"], out[f"{name}_den"] = num, den
+    if columns.reading is not None:
+        cover, cont = spread(*columns.reading)
+        out["reading_order_coverage"], out["cross_page_continuity"] = cover, cont
+    return out
+
+
+def _prefixed(columns: dict[str, Any]) -> dict[str, Any]:
+    return {f"structure/{k}": v for k, v in columns.items()}
 
 
 def _scalar(value: Any) -> Any:

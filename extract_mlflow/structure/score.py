@@ -57,6 +57,9 @@ from .table_text import parse_tables
 from .teds import TableScore, score_tables
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from .anls import RegionScores
     from .reading_order import ReadingOrderResult
 
@@ -277,15 +280,45 @@ class Slice:
 # -- the summary ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MetricColumn:
+    """One metric over the documents that have it: their rows (gold order) with the
+    numerator and denominator of each."""
+
+    rows: npt.NDArray[np.int64]
+    num: npt.NDArray[np.float64]
+    den: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class StructureColumns:
+    """Every document's structure values as columns, rows in gold order: per metric a
+    :class:`MetricColumn`, reading-order (rows, coverage, continuity) of the documents with
+    blocks (NaN where undefined), and each slice attribute's value per row (None: lacking)."""
+
+    count: int
+    metrics: dict[str, MetricColumn]
+    reading: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]] | None
+    attributes: dict[str, list[Any]]
+
+
 @dataclass
 class StructureSummary:
-    """The structure scores of a run: per document, headline with intervals, and slices."""
+    """The structure scores of a run: headline with intervals, slices, every document's values
+    as columns, and the details of the first documents (:attr:`documents`)."""
 
     documents: list[DocumentStructure]
+    """the first documents in gold order with their details (all of a small set)"""
     headline: dict[str, MetricValue]
     slices: dict[str, list[Slice]]
     config: StructureConfig
     notes: list[str] = field(default_factory=list)
+    columns: StructureColumns | None = None
+
+    @property
+    def count(self) -> int:
+        """How many documents were scored (listed or not)."""
+        return self.columns.count if self.columns is not None else len(self.documents)
 
     def metrics(self) -> dict[str, float]:
         """Flat metrics for MLflow: ``<metric>``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
@@ -309,7 +342,7 @@ class StructureSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "documents": len(self.documents),
+            "documents": self.count,
             "metrics": {name: m.to_dict() for name, m in self.headline.items()},
             "higher_is_better": {name: HIGHER_IS_BETTER[name] for name in self.headline},
             "slices": {
@@ -318,5 +351,10 @@ class StructureSummary:
             },
             "notes": list(self.notes),
             "per_document": [d.to_dict() for d in self.documents],
+            **(
+                {"per_document_not_listed": self.count - len(self.documents)}
+                if self.count > len(self.documents)
+                else {}
+            ),
             "config": self.config.model_dump(mode="json"),
         }

@@ -295,7 +295,7 @@ def write_counts(report: Report, path: Path) -> None:
     from ..evaluation.compact import DocumentColumns
     from ..evaluation.records import counts_blocks, counts_frame
 
-    if not isinstance(report.documents, DocumentColumns) or report.structure is not None:
+    if not isinstance(report.documents, DocumentColumns):
         counts_frame(report).to_parquet(path, index=False)
         return
     import pyarrow as pa
