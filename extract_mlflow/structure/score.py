@@ -280,7 +280,7 @@ class Slice:
 # -- the summary ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MetricColumn:
     """One metric over the documents that have it: their rows (gold order) with the
     numerator and denominator of each."""
@@ -289,8 +289,21 @@ class MetricColumn:
     num: npt.NDArray[np.float64]
     den: npt.NDArray[np.float64]
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MetricColumn) and _arrays_equal(
+            (self.rows, self.num, self.den), (other.rows, other.num, other.den)
+        )
 
-@dataclass(frozen=True)
+
+def _arrays_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    import numpy as np
+
+    return len(a) == len(b) and all(
+        np.array_equal(x, y, equal_nan=x.dtype.kind == "f") for x, y in zip(a, b, strict=True)
+    )
+
+
+@dataclass(frozen=True, eq=False)
 class StructureColumns:
     """Every document's structure values as columns, rows in gold order: per metric a
     :class:`MetricColumn`, reading-order (rows, coverage, continuity) of the documents with
@@ -300,6 +313,18 @@ class StructureColumns:
     metrics: dict[str, MetricColumn]
     reading: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]] | None
     attributes: dict[str, list[Any]]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StructureColumns):
+            return False
+        same_reading = (self.reading is None) == (other.reading is None) and (
+            self.reading is None or _arrays_equal(self.reading, other.reading or ())
+        )
+        return (self.count, self.metrics, self.attributes) == (
+            other.count,
+            other.metrics,
+            other.attributes,
+        ) and same_reading
 
 
 @dataclass
