@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -213,17 +212,16 @@ def test_unreachable_server_exits_2_in_one_line_fast(tmp_path: Path) -> None:
         ["compare", "models:/inv@champion", "prompts:/inv/2", "--max-drop", "f1=0.01"],
         ["promote", "inv", "2", "--min", "f1=0.8"],
     ):
-        started = time.monotonic()
+        # No wall-time bound (a busy machine breaks one): the 60 s timeout is the guard, as
+        # MLflow's own retries against a closed port would take minutes.
         done = subprocess.run(
             [sys.executable, "-m", "extract_mlflow", *args],
             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60,
         )  # fmt: skip
-        elapsed = time.monotonic() - started
         assert done.returncode == 2, done.stderr
         (line,) = error_lines(done.stderr)
         assert line.startswith("error:") and uri in line and "unreachable" in line
         assert "Traceback" not in done.stderr + done.stdout
-        assert elapsed < 10, elapsed
 
 
 @pytest.mark.slow
