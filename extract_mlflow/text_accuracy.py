@@ -62,7 +62,7 @@ from itertools import count
 from rapidfuzz.distance import Levenshtein
 
 HIGHER_IS_BETTER = False
-"""An error rate: lower is better (gates and views read this)."""
+"""The direction of CER and WER: an error rate, lower is better."""
 
 
 @dataclass(frozen=True, slots=True)

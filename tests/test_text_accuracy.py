@@ -16,6 +16,8 @@ whitespace character turned into a space (``ANY_WHITESPACE``) is the reference e
 from __future__ import annotations
 
 import random
+import re
+import sys
 from collections.abc import Sequence
 
 import jiwer
@@ -169,6 +171,7 @@ def assert_corpus_matches_jiwer(refs: list[str], hyps: list[str]) -> None:
     assert ours_split(words) == split_of(any_ws)
     assert_rate(any_ws.wer, words, corpus_rate(map(word_edits, refs, hyps)))
     if jiwer_splits_like_us(*refs, *hyps):
+        assert ours_split(words) == split_of(jiwer.process_words(refs, hyps))
         assert_rate(jiwer.wer(refs, hyps), words, words.rate)
 
 
@@ -195,7 +198,8 @@ def separator(rng: random.Random, space_alone: bool) -> str:
 
 def join(rng: random.Random, words: list[str], space_alone: bool) -> str:
     edge = ["", "", " ", "\n", " \t ", "\u3000"]
-    body = "".join(w + separator(rng, space_alone) for w in words)[:-1] if words else ""
+    seps = [separator(rng, space_alone) for _ in words[1:]]
+    body = "".join(sep + w for sep, w in zip(["", *seps], words, strict=False))
     return rng.choice(edge) + body + rng.choice(edge)
 
 
@@ -364,6 +368,12 @@ def test_counts_round_trip_through_a_dict(c: EditCounts) -> None:
 
 
 # -- definitions, pinned ----------------------------------------------------------------------
+
+
+def test_jiwers_whitespace_is_ours() -> None:
+    """``ANY_WHITESPACE`` rests on this: jiwer's ``\\s`` matches what ``str.split`` splits on."""
+    space = re.compile(r"\s")
+    assert all(bool(space.match(chr(c))) == chr(c).isspace() for c in range(sys.maxunicode + 1))
 
 
 def test_the_rate_is_an_error_rate() -> None:
