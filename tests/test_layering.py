@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pages",),
     ("fidelity",),
     ("structure",),
+    ("text_accuracy",),  # CER/WER statistics; not yet part of the evaluation
     ("report",),
     ("evaluation",),
     ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)
