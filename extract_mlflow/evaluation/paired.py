@@ -25,8 +25,9 @@ ones used). With fewer than two paired documents there is nothing to resample: n
 Summing is one matrix product: W (resamples × documents) counts how often each document is
 drawn, and W @ counts gives every resample's summed counts at once.
 
-The document flips of a comparison (:func:`document_changes`: documents that became fully
-correct or stopped being so, and the largest F1 moves) are read from the same paired frames.
+The document flips of a comparison (:func:`document_view`: documents that became fully
+correct or stopped being so, and the largest F1 moves) are read from the same paired documents
+(:func:`paired_view` aligns the two frames once for both).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.keys import field_key, keys_from_frame
 from ..errors import InputError
@@ -44,6 +46,7 @@ from .stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     FloatArray,
+    IntArray,
     Interval,
     bootstrap_sums,
     summarize,
@@ -114,57 +117,144 @@ def field_paths(frame: pd.DataFrame) -> list[str]:
     return paths
 
 
-def _check_frame(frame: pd.DataFrame, side: str) -> None:
+def _sorted_ids(frame: pd.DataFrame, side: str) -> tuple[npt.NDArray[Any], IntArray]:
+    """The frame's document ids as text, sorted, and the row of each; an InputError when a
+    column compare needs is missing or an id repeats."""
     missing = [c for c in ("id", "tp", "fp", "fn") if c not in frame.columns]
     if missing:
         raise InputError(f"{side} documents frame lacks column '{missing[0]}'")
-    ids = frame["id"].astype(str)
-    if ids.duplicated().any():
-        raise InputError(
-            f"{side} documents frame repeats document id {ids[ids.duplicated()].iloc[0]!r}"
-        )
-
-
-def align(
-    baseline: pd.DataFrame, candidate: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...], tuple[str, ...]]:
-    """The two frames restricted to the documents in both, sorted by id, and the ids of each
-    side's unpaired documents."""
-    _check_frame(baseline, "baseline")
-    _check_frame(candidate, "candidate")
-    # the ids as a list of str made at once: iterating an Arrow-backed column in Python costs
+    # the ids as str objects made at once: iterating an Arrow-backed column in Python costs
     # ~0.75 µs an id (0.3 s of a 100,000-document comparison)
-    b_ids = baseline["id"].astype(str).to_numpy(dtype=object).tolist()
-    c_ids = candidate["id"].astype(str).to_numpy(dtype=object).tolist()
-    b_set, c_set = set(b_ids), set(c_ids)
-    common = sorted(b_set & c_set)
-    b_only, c_only = tuple(sorted(b_set - c_set)), tuple(sorted(c_set - b_set))
-    b = baseline.assign(id=b_ids).set_index("id")
-    c = candidate.assign(id=c_ids).set_index("id")
-    return b.loc[common], c.loc[common], b_only, c_only
+    ids = frame["id"].astype(str).to_numpy(dtype=object)
+    rows = np.argsort(ids, kind="stable")  # Python's own order of str; fast when sorted
+    ordered = ids[rows]
+    if len(ordered) > 1 and not (ordered[1:] != ordered[:-1]).all():
+        seen: set[str] = set()
+        repeated = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise InputError(f"{side} documents frame repeats document id {repeated!r}")
+    return ordered, rows
 
 
-def count_matrix(frame: pd.DataFrame, layout: CountLayout, side: str) -> FloatArray:
-    """The (documents × layout.width) matrix of counts; a field the frame lacks is all zero."""
-    names = ["tp", "fp", "fn", *(pre + p for p in layout.paths for pre in _FIELD_PREFIXES)]
-    counts = frame.reindex(columns=names, fill_value=0).to_numpy(np.float64, na_value=np.nan)
-    bad = ~np.isfinite(counts) | (counts < 0)
-    if bad.any():
-        name = names[int(np.flatnonzero(bad.any(axis=0))[0])]
-        raise InputError(f"{side} documents frame: column '{name}' holds a negative or empty count")
-    extra: list[FloatArray] = []
+@dataclass(frozen=True)
+class Pairing:
+    """The documents in both frames, sorted by id, as rows of each frame, and the ids of each
+    side's unpaired documents."""
+
+    ids: npt.NDArray[Any]
+    baseline_rows: IntArray
+    candidate_rows: IntArray
+    baseline_only: tuple[str, ...] = ()
+    candidate_only: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def align(baseline: pd.DataFrame, candidate: pd.DataFrame) -> Pairing:
+    """Where the documents in both frames are, sorted by id, so row order never matters."""
+    b_ids, b_rows = _sorted_ids(baseline, "baseline")
+    c_ids, c_rows = _sorted_ids(candidate, "candidate")
+    at = np.searchsorted(c_ids, b_ids).clip(max=max(len(c_ids) - 1, 0))
+    found = (c_ids[at] == b_ids) if len(c_ids) else np.zeros(len(b_ids), dtype=bool)
+    in_baseline = np.zeros(len(c_ids), dtype=bool)
+    in_baseline[at[found]] = True
+    return Pairing(
+        b_ids[found],
+        b_rows[found],
+        c_rows[at[found]],
+        tuple(b_ids[~found].tolist()),
+        tuple(c_ids[~in_baseline].tolist()),
+    )
+
+
+def narrowest_type(values: npt.NDArray[Any]) -> np.dtype[Any]:
+    """The narrowest integer type that holds every one of the integer `values` (a run's counts
+    mostly fit in a byte); float64 for other values."""
+    if values.dtype.kind not in "uib":
+        return np.dtype(np.float64)
+    if values.size == 0:
+        return np.dtype(np.uint8)
+    low, high = int(values.min()), int(values.max())
+    if low >= 0:
+        return np.min_scalar_type(high)
+    return np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1))
+
+
+def narrowest(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Integer `values` in :func:`narrowest_type` (the same numbers); other values as they are."""
+    return values.astype(narrowest_type(values)) if values.dtype.kind in "uib" else values
+
+
+def _integers(frame: pd.DataFrame, name: str) -> bool:
+    dtype = frame[name].dtype
+    return isinstance(dtype, np.dtype) and dtype.kind in "uib"
+
+
+def _column_specs(layout: CountLayout) -> list[tuple[str, str]]:
+    """(kind, column) of each of the layout.width columns of a run's count matrix, in order."""
+    counts = [("count", name) for name in ("tp", "fp", "fn")]
     if layout.has_status:
-        failed = frame["status"].astype(str).to_numpy() == "parse_failure"
-        extra.append(failed.astype(np.float64))
+        counts.append(("failed", "status"))
     if layout.has_layout:
-        score = frame["layout_score"].to_numpy(dtype=np.float64, na_value=np.nan)
-        extra += [np.nan_to_num(score, nan=0.0), np.isfinite(score).astype(np.float64)]
-    ratios = [
-        np.nan_to_num(frame[f"{RATIO_PREFIX}{name}{part}"].to_numpy(np.float64, na_value=np.nan))
-        for name in layout.ratios
-        for part in ("_num", "_den")
-    ]  # a document without the input adds 0 / 0 to the sums
-    return np.column_stack([counts[:, :3], *extra, counts[:, 3:], *ratios])
+        counts += [("score", "layout_score"), ("scored", "layout_score")]
+    counts += [("count", pre + p) for p in layout.paths for pre in _FIELD_PREFIXES]
+    parts = ("_num", "_den")
+    return counts + [("ratio", f"{RATIO_PREFIX}{m}{part}") for m in layout.ratios for part in parts]
+
+
+def _column_type(frame: pd.DataFrame, kind: str, name: str) -> np.dtype[Any]:
+    """The type the column is held in: counts as :func:`narrowest_type` of the whole column (a
+    missing field: zeros in a byte), flags as bool, scores and ratios as float64."""
+    if kind == "count":
+        if name not in frame.columns:
+            return np.dtype(np.uint8)
+        return narrowest_type(frame[name].to_numpy()) if _integers(frame, name) else np.dtype("f8")
+    return np.dtype(np.bool_ if kind in ("failed", "scored") else np.float64)
+
+
+def _column(frame: pd.DataFrame, rows: IntArray, kind: str, name: str, side: str) -> Any:
+    """The column's values for the documents at `rows`. An InputError when a count is negative
+    or empty; a document without a score or a ratio's input adds 0 (and 0 / 0) to the sums."""
+    if kind == "failed":
+        return frame["status"].astype(str).to_numpy()[rows] == "parse_failure"
+    if kind != "count":
+        values = frame[name].to_numpy(dtype=np.float64, na_value=np.nan)[rows]
+        return np.isfinite(values) if kind == "scored" else np.nan_to_num(values, nan=0.0)
+    if name not in frame.columns:
+        return 0
+    if _integers(frame, name):
+        values = frame[name].to_numpy()[rows]
+        bad = values.dtype.kind == "i" and values.size > 0 and values.min() < 0
+    else:
+        values = frame[name].to_numpy(np.float64, na_value=np.nan)[rows]
+        bad = not np.all(np.isfinite(values) & (values >= 0))
+    if bad:
+        raise InputError(f"{side} documents frame: column '{name}' holds a negative or empty count")
+    return values
+
+
+def paired_counts(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, pairing: Pairing, layout: CountLayout
+) -> npt.NDArray[Any]:
+    """The (paired documents × 2·layout.width) matrix of both runs' counts, the baseline's
+    columns first, filled one column at a time. Integer counts stay integers, in the narrowest
+    type that holds them all (a 100,000-document comparison's matrix is then ~20 MB); with a
+    fractional column (a layout score, a structure ratio) the matrix is float64. Column-major,
+    as pandas gives a frame's values: a column's sum adds its values in the same order."""
+    specs = _column_specs(layout)
+    sides = [
+        (baseline, pairing.baseline_rows, "baseline"),
+        (candidate, pairing.candidate_rows, "candidate"),
+    ]
+    types = [_column_type(frame, kind, name) for frame, _, _ in sides for kind, name in specs]
+    shape = (len(pairing), len(types))
+    out = np.empty(shape, dtype=np.result_type(np.uint8, *types), order="F")
+    k = 0
+    for frame, rows, side in sides:
+        for kind, name in specs:
+            out[:, k] = _column(frame, rows, kind, name, side)
+            k += 1
+    return out
 
 
 def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
@@ -269,21 +359,55 @@ def paired_bootstrap(
     >>> paired_bootstrap(frame, frame, resamples=50).intervals["f1"].high
     0.0
     """
+    _check_settings(resamples, confidence)
+    return _bootstrap(baseline, candidate, align(baseline, candidate), resamples, seed, confidence)
+
+
+def paired_view(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+    top: int = 10,
+) -> tuple[Bootstrap, DocumentFlips]:
+    """:func:`paired_bootstrap` and :func:`document_view` of two frames, aligned once."""
+    _check_settings(resamples, confidence)
+    pairing = align(baseline, candidate)
+    boot = _bootstrap(baseline, candidate, pairing, resamples, seed, confidence)
+    return boot, _flips(baseline, candidate, pairing, top)
+
+
+def _check_settings(resamples: int, confidence: float) -> None:
     if resamples < 1 or not 0 < confidence < 1:
         raise ValueError("resamples must be ≥ 1 and confidence strictly between 0 and 1")
-    b, c, b_only, c_only = align(baseline, candidate)
-    n = len(b)
+
+
+def _bootstrap(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    pairing: Pairing,
+    resamples: int,
+    seed: int | None,
+    confidence: float,
+) -> Bootstrap:
+    n, b_only, c_only = len(pairing), pairing.baseline_only, pairing.candidate_only
     if n < MIN_DOCUMENTS:
         note = f"{n} paired document(s): at least {MIN_DOCUMENTS} are needed for intervals"
         return Bootstrap({}, n, b_only, c_only, resamples, seed, (note,))
     keys = {**keys_from_frame(baseline), **keys_from_frame(candidate)}  # the logged keys
-    layout = _layout(b, c, keys)
-    counts = np.hstack([count_matrix(b, layout, "baseline"), count_matrix(c, layout, "candidate")])
+    layout = _layout(baseline, candidate, keys)
+    counts = paired_counts(baseline, candidate, pairing, layout)
     sums = bootstrap_sums(counts, resamples, seed)
-    full = counts.sum(axis=0, keepdims=True)
+    full = counts.sum(axis=0, keepdims=True, dtype=np.float64)
     w = layout.width
-    b_point, c_point = _scores(full[:, :w], layout, n, b), _scores(full[:, w:], layout, n, c)
-    b_boot, c_boot = _scores(sums[:, :w], layout, n, b), _scores(sums[:, w:], layout, n, c)
+    b_point = _scores(full[:, :w], layout, n, baseline)
+    c_point = _scores(full[:, w:], layout, n, candidate)
+    b_boot, c_boot = (
+        _scores(sums[:, :w], layout, n, baseline),
+        _scores(sums[:, w:], layout, n, candidate),
+    )
     intervals: dict[str, Interval] = {}
     for name, b_value in b_point.items():
         point = float(c_point[name][0] - b_value[0])
@@ -329,40 +453,62 @@ def _doc_f1(tp: float, fp: float, fn: float) -> float | None:
     return float(2 * tp / den) if den else None
 
 
-def _fully_correct(frame: pd.DataFrame) -> pd.Series:
-    ok = (frame["tp"] > 0) & (frame["fp"] == 0) & (frame["fn"] == 0)
-    if "status" in frame.columns:
-        ok &= frame["status"].astype(str) == "scored"
-    return ok
+@dataclass(frozen=True)
+class _Side:
+    """tp, fp, fn (int64, or float64 for a float column) and statuses of one frame's paired
+    documents, in pairing order."""
+
+    tp: npt.NDArray[Any]
+    fp: npt.NDArray[Any]
+    fn: npt.NDArray[Any]
+    status: npt.NDArray[Any] | None
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, rows: IntArray) -> _Side:
+        def column(name: str) -> npt.NDArray[Any]:
+            series = frame[name]
+            if isinstance(series.dtype, np.dtype) and series.dtype.kind in "uib":
+                return series.to_numpy()[rows].astype(np.int64)
+            return series.to_numpy(np.float64, na_value=np.nan)[rows]
+
+        status = None
+        if "status" in frame.columns:
+            status = frame["status"].to_numpy(dtype=object)[rows]
+        return cls(column("tp"), column("fp"), column("fn"), status)
+
+    def fully_correct(self) -> npt.NDArray[np.bool_]:
+        ok: npt.NDArray[np.bool_] = (self.tp > 0) & (self.fp == 0) & (self.fn == 0)
+        if self.status is not None:
+            ok &= self.status.astype(str) == "scored"
+        return ok
+
+    def f1(self) -> FloatArray:
+        den = 2 * self.tp + self.fp + self.fn
+        return np.asarray(2 * self.tp / np.where(den > 0, den, np.nan), dtype=np.float64)
+
+    def errors(self) -> npt.NDArray[Any]:
+        return np.asarray(self.fp + self.fn)
+
+    def change_part(self, k: int) -> tuple[float | None, int, str | None]:
+        """Document `k`'s F1, errors and status, as :class:`DocumentChange` holds them."""
+        tp, fp, fn = self.tp[k].item(), self.fp[k].item(), self.fn[k].item()
+        status = None if self.status is None else str(self.status[k])
+        return _doc_f1(tp, fp, fn), int(fp + fn), status
 
 
-def document_changes(b: pd.DataFrame, c: pd.DataFrame, top: int) -> list[DocumentChange]:
-    """The `top` most regressed documents of two aligned frames (indexed by id)."""
-    b_f1 = 2 * b["tp"] / (2 * b["tp"] + b["fp"] + b["fn"]).where(lambda s: s > 0)
-    c_f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"]).where(lambda s: s > 0)
-    table = b[[]].assign(
-        d_f1=(c_f1 - b_f1).fillna(0.0),
-        new_errors=(c["fp"] + c["fn"]) - (b["fp"] + b["fn"]),
-        doc=b.index.astype(str),
-    )
-    worse = table[(table["d_f1"] < 0) | (table["new_errors"] > 0)]
-    ranked = worse.sort_values(["d_f1", "new_errors", "doc"], ascending=[True, False, True])
-    return [_change(i, b.loc[i], c.loc[i]) for i in ranked.index[:top]]
-
-
-def _change(doc_id: str, b: pd.Series, c: pd.Series) -> DocumentChange:
-    def status(row: pd.Series) -> str | None:
-        return str(row["status"]) if "status" in row.index else None
-
-    return DocumentChange(
-        str(doc_id),
-        _doc_f1(b["tp"], b["fp"], b["fn"]),
-        _doc_f1(c["tp"], c["fp"], c["fn"]),
-        int(b["fp"] + b["fn"]),
-        int(c["fp"] + c["fn"]),
-        status(b),
-        status(c),
-    )
+def _most_regressed(ids: npt.NDArray[Any], b: _Side, c: _Side, top: int) -> list[DocumentChange]:
+    """The `top` most regressed of the paired documents `ids` (sorted): F1 fell the most
+    (a 0/0 F1 on either side counts as no change), then most new errors, then by id."""
+    d_f1 = c.f1() - b.f1()
+    d_f1 = np.where(np.isnan(d_f1), 0.0, d_f1)
+    new_errors = c.errors() - b.errors()
+    worse = np.flatnonzero((d_f1 < 0) | (new_errors > 0))
+    ranked = worse[np.lexsort((worse, -new_errors[worse], d_f1[worse]))][:top]
+    out = []
+    for k in ranked.tolist():
+        (b_f1, b_errors, b_status), (c_f1, c_errors, c_status) = b.change_part(k), c.change_part(k)
+        out.append(DocumentChange(ids[k], b_f1, c_f1, b_errors, c_errors, b_status, c_status))
+    return out
 
 
 @dataclass(frozen=True)
@@ -374,8 +520,15 @@ class DocumentFlips:
 
 def document_view(baseline: pd.DataFrame, candidate: pd.DataFrame, top: int) -> DocumentFlips:
     """Flips both ways and the most regressed documents, over the paired documents."""
-    b, c, _, _ = align(baseline, candidate)
-    b_ok, c_ok = _fully_correct(b), _fully_correct(c)
-    broke = tuple(str(i) for i in b.index[b_ok & ~c_ok])
-    fixed = tuple(str(i) for i in b.index[~b_ok & c_ok])
-    return DocumentFlips(broke, fixed, tuple(document_changes(b, c, top)))
+    return _flips(baseline, candidate, align(baseline, candidate), top)
+
+
+def _flips(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, pairing: Pairing, top: int
+) -> DocumentFlips:
+    b = _Side.of(baseline, pairing.baseline_rows)
+    c = _Side.of(candidate, pairing.candidate_rows)
+    b_ok, c_ok = b.fully_correct(), c.fully_correct()
+    ids = pairing.ids
+    broke, fixed = tuple(ids[b_ok & ~c_ok].tolist()), tuple(ids[~b_ok & c_ok].tolist())
+    return DocumentFlips(broke, fixed, tuple(_most_regressed(ids, b, c, top)))
