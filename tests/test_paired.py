@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow.core.keys import keys_from_frame
+from extract_mlflow.core.narrow import narrowest
 from extract_mlflow.errors import InputError
-from extract_mlflow.evaluation import paired
-from extract_mlflow.tracking.refs import read_counts
+from extract_mlflow.evaluation import paired, pairing
+from extract_mlflow.io.documents import read_counts
 
 IDS = ["a", "b", "B", "doc-10", "doc-9", "é", "z z", "10", "9", "", "ä1", "a\x00"]
 STATUSES = ["scored", "parse_failure", "missing"]
@@ -74,14 +75,14 @@ def test_the_paired_count_matrix_is_the_pandas_reference(
     pair: tuple[pd.DataFrame, pd.DataFrame],
 ) -> None:
     b, c = pair
-    pairing = paired.align(b, c)
+    paired_docs = pairing.align(b, c)
     expected_b, _, b_only, c_only = ref.aligned(b, c)
-    assert pairing.ids.tolist() == list(expected_b.index)
-    assert (pairing.baseline_only, pairing.candidate_only) == (b_only, c_only)
-    if not len(pairing):
+    assert paired_docs.ids.tolist() == list(expected_b.index)
+    assert (paired_docs.baseline_only, paired_docs.candidate_only) == (b_only, c_only)
+    if not len(paired_docs):
         return
     layout = paired._layout(b, c, {**keys_from_frame(b), **keys_from_frame(c)})
-    got = paired.paired_counts(b, c, pairing, layout)
+    got = pairing.paired_counts(b, c, paired_docs, layout)
     expected = ref.paired_matrix(as_read_before(b), as_read_before(c))
     assert got.shape == expected.shape
     assert got.astype(np.float64).tobytes() == expected.tobytes()
@@ -132,7 +133,7 @@ def test_a_repeated_id_names_its_first_repeat(ids: list[Any], repeated: str) -> 
     with pytest.raises(
         InputError, match=f"baseline documents frame repeats document id '{repeated}'"
     ):
-        paired.align(frame, frame.iloc[:1])
+        pairing.align(frame, frame.iloc[:1])
 
 
 def test_narrowest_keeps_every_value() -> None:
@@ -144,10 +145,10 @@ def test_narrowest_keeps_every_value() -> None:
         ([0, 2**40], np.uint64),
         ([], np.uint8),
     ]:
-        got = paired.narrowest(np.array(values, dtype=np.int64))
+        got = narrowest(np.array(values, dtype=np.int64))
         assert got.dtype == dtype and got.tolist() == values
     floats = np.array([0.5, 2.0])
-    assert paired.narrowest(floats) is floats
+    assert narrowest(floats) is floats
 
 
 # -- reading documents.parquet -------------------------------------------------------------

@@ -18,8 +18,8 @@ from conftest import MlflowServer
 
 from extract_mlflow import evaluate
 from extract_mlflow.comparison import IncomparableRunsError, ScoredRun, compare
+from extract_mlflow.core.narrow import narrowest
 from extract_mlflow.errors import ConfigError, InputError
-from extract_mlflow.evaluation.paired import narrowest
 from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report
 from extract_mlflow.tracking.client import using_tracking_uri

@@ -53,9 +53,9 @@ from ..comparison import (
 )
 from ..core.signature import missing_params
 from ..errors import InputError
-from ..evaluation.paired import narrowest
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
+from ..io.documents import read_counts
 from .client import one_line
 from .comparisons import comparison_folder, log_comparison, page_flips
 from .payload import ARTIFACT_DIR, SIGNATURE_TAG, logged_signature
@@ -336,27 +336,6 @@ class FetchedRun:
     resolved: ResolvedRef
     notes: tuple[str, ...] = ()
     distrust: str | None = None
-
-
-def read_counts(path: Path) -> pd.DataFrame:
-    """A run's ``documents.parquet`` as a frame, read one column at a time: its integer columns
-    (every count) in the narrowest integer type that holds each
-    (:func:`~..evaluation.paired.narrowest`: a byte a count for most runs, so a 100,000-document
-    run takes ~13 MB rather than ~90 MB); the other columns as pandas reads them."""
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    file = pq.ParquetFile(path)
-    columns: dict[str, Any] = {}
-    for name in file.schema_arrow.names:
-        table = file.read(columns=[name], use_threads=False)
-        column = table.column(0)
-        if pa.types.is_integer(column.type) and not column.null_count:
-            columns[name] = narrowest(column.to_numpy())
-        else:  # with the file's pandas metadata (string, nullable and categorical types)
-            columns[name] = table.to_pandas()[name]
-    return pd.DataFrame(columns)
 
 
 def _documents(client: MlflowClient, resolved: ResolvedRef) -> pd.DataFrame | None:
