@@ -33,13 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .core.keys import keys_from_frame, resolve_metric
 from .core.signature import signature_difference
 from .errors import GateError, InputError
-from .evaluation.paired import (
-    Bootstrap,
-    DocumentChange,
-    DocumentFlips,
-    document_view,
-    paired_bootstrap,
-)
+from .evaluation.paired import Bootstrap, DocumentChange, DocumentFlips, paired_view
 from .evaluation.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from .flips import Flip
 from .gate_checks import Tally, evaluate_gates, tally_checks
@@ -428,11 +422,16 @@ def _paired_view(
 ) -> tuple[Bootstrap, DocumentFlips]:
     """The paired bootstrap of two count frames and their document flips; the bootstrap's
     notes are appended to `notes`."""
-    boot = paired_bootstrap(
-        baseline_frame, candidate_frame, resamples=resamples, seed=seed, confidence=confidence
+    boot, flips = paired_view(
+        baseline_frame,
+        candidate_frame,
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        top=top,
     )
     notes += _bootstrap_notes(boot)
-    return boot, document_view(baseline_frame, candidate_frame, top)
+    return boot, flips
 
 
 def _name_fields(

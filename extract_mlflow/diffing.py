@@ -240,23 +240,32 @@ def _moved(fields: Iterable[FieldDelta], tolerance: float, sign: int) -> tuple[F
     return tuple(sorted(moved, key=lambda f: (-sign * (f.delta or 0.0), f.path)))
 
 
-def _triples(frame: pd.DataFrame, ids: list[str], paths: list[str]) -> Any:
-    """(document, path, TP/FP/FN): the counts of the documents `ids` (the first row of an id)
-    for every path, 0 where the frame has no column for the path."""
-    rows = frame[~frame.index.duplicated()].loc[ids]
-    out = np.zeros((len(ids), len(paths), 3), dtype=np.int64)
+def _first_rows(frame: pd.DataFrame, ids: list[str]) -> list[int]:
+    """The row of each of `ids` in the frame (its first row, when an id repeats)."""
+    column = frame["id"].astype(str)
+    hits = np.flatnonzero(column.isin(ids).to_numpy())
+    at: dict[str, int] = {}
+    for k, doc in zip(hits.tolist(), column.iloc[hits].tolist(), strict=True):
+        at.setdefault(doc, k)
+    return [at[i] for i in ids]
+
+
+def _triples(frame: pd.DataFrame, rows: list[int], paths: list[str]) -> Any:
+    """(document, path, TP/FP/FN): the counts of the frame's `rows` for every path, 0 where
+    the frame has no column for the path."""
+    out = np.zeros((len(rows), len(paths), 3), dtype=np.int64)
     for j, path in enumerate(paths):
         for k, prefix in enumerate(("field_tp", "field_fp", "field_fn")):
             name = f"{prefix}/{path}"
-            if name in rows.columns:
-                out[:, j, k] = rows[name].to_numpy(dtype=np.int64)
+            if name in frame.columns:
+                out[:, j, k] = frame[name].iloc[rows].to_numpy(dtype=np.int64)
     return out
 
 
-def _statuses(frame: pd.DataFrame, ids: list[str]) -> list[str | None]:
+def _statuses(frame: pd.DataFrame, rows: list[int]) -> list[str | None]:
     if "status" not in frame.columns:
-        return [None] * len(ids)
-    return [str(s) for s in frame[~frame.index.duplicated()].loc[ids, "status"]]
+        return [None] * len(rows)
+    return [str(s) for s in frame["status"].iloc[rows]]
 
 
 def flip_details(
@@ -264,14 +273,13 @@ def flip_details(
 ) -> tuple[Flip, ...]:
     """The flipped documents (ids from a comparison) with the fields whose per-document counts
     differ between the two count frames (``Report.to_frame("counts")``), ordered by id."""
-    a = frame_a.assign(id=frame_a["id"].astype(str)).set_index("id")
-    b = frame_b.assign(id=frame_b["id"].astype(str)).set_index("id")
     paths = list(dict.fromkeys([*field_paths(frame_b), *field_paths(frame_a)]))
     wanted = sorted([(i, FIXED) for i in fixed] + [(i, BROKE) for i in broke])
     ids = [doc_id for doc_id, _ in wanted]
-    counts_a, counts_b = _triples(a, ids, paths), _triples(b, ids, paths)
+    rows_a, rows_b = _first_rows(frame_a, ids), _first_rows(frame_b, ids)
+    counts_a, counts_b = _triples(frame_a, rows_a, paths), _triples(frame_b, rows_b, paths)
     changed = (counts_a != counts_b).any(axis=2)
-    status_a, status_b = _statuses(a, ids), _statuses(b, ids)
+    status_a, status_b = _statuses(frame_a, rows_a), _statuses(frame_b, rows_b)
     flips = []
     for n, (doc_id, direction) in enumerate(wanted):
         changes = tuple(

@@ -404,27 +404,39 @@ def test_block_draws_equal_the_whole_index_matrix(
     seed=st.integers(0, 2**32),
     columns=st.integers(1, 90),
     cells=st.sampled_from([7, 50, 1000]),
-    weight_cells=st.sampled_from([1, 300, 5000, 10**6]),
+    product_rows=st.sampled_from([1, 3, 32, 10**6]),
     big=st.booleans(),
+    dtype=st.sampled_from([np.float64, np.uint8, np.int16, np.uint32, np.int64]),
 )
 def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
-    n: int, resamples: int, seed: int, columns: int, cells: int, weight_cells: int, big: bool
+    n: int,
+    resamples: int,
+    seed: int,
+    columns: int,
+    cells: int,
+    product_rows: int,
+    big: bool,
+    dtype: Any,
 ) -> None:
-    """A wide count matrix (compare's) is multiplied by the weights of several draw blocks at
-    once: the same sums, bit for bit, as one block at a time (integer counts, float32 or, with
-    large counts, float64)."""
+    """A wide count matrix (compare's, of whole numbers in any type) is multiplied by the
+    weights of several draw blocks at once, a slice of documents at a time: the same sums,
+    bit for bit, as one block at a time (float32 or, with large counts, float64)."""
     rng = np.random.default_rng(seed)
-    counts = rng.integers(0, 2**26 if big else 9, size=(n, columns)).astype(np.float64)
+    top = 2**26 if big else 9
+    if dtype != np.float64:
+        top = min(top, int(np.iinfo(dtype).max))
+    counts = rng.integers(0, top, size=(n, columns)).astype(dtype)
     idx = resample_indices(n, resamples, seed)
     weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
+    expected = weights @ counts.astype(np.float64)
     for path in draw_paths():
         with (
             path,
             patch.object(stats_module, "_CHUNK_CELLS", cells),
-            patch.object(stats_module, "_WEIGHT_CELLS", weight_cells),
+            patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
         ):
             got = stats_module.bootstrap_sums(counts, resamples, seed)
-        assert got.tobytes() == (weights @ counts).tobytes()
+        assert got.tobytes() == expected.tobytes()
 
 
 @settings(max_examples=60, deadline=None)
@@ -456,9 +468,11 @@ def test_integer_counts_give_the_float_sums(
 def test_block_draws_keep_memory_flat() -> None:
     """100,000 documents × 1,000 resamples: the index matrix alone would be 800 MB; the block
     draws stay under 64 MB (numpy's allocations are traced; numpy's integer gathers hold up to
-    six blocks of 8 MB: two gathered, their copies, one waiting, one drawn ahead)."""
+    six blocks of 8 MB: two gathered, their copies, one waiting, one drawn ahead), and a wide
+    matrix of byte counts (200 columns: 80 MB as float32) is never copied whole to floats."""
     ints = np.random.default_rng(0).integers(0, 5, size=(100_000, 3))
-    for counts in (ints.astype(np.float64), ints):  # weights times floats; gathered integers
+    wide = np.random.default_rng(1).integers(0, 5, size=(100_000, 200), dtype=np.uint8)
+    for counts in (ints * 0.5, ints, wide):  # weights times floats; gathered; multiplied
         for path in draw_paths():
             tracemalloc.start()
             try:

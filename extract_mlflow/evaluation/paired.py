@@ -2,10 +2,10 @@
 
 Both runs' per-document count frames (``Report.to_frame("counts")``: id, status, tp, fp, fn,
 ``field_tp/<path>``, ``field_fp/<path>``, ``field_fn/<path>``, optionally ``layout_score``) are
-aligned on the document id (documents in both runs only; sorted by id, so row order never
-matters). One set of resamples of the documents is drawn with ``numpy.random.default_rng(seed)``
-and reused for every metric; each resample recomputes every count-based score from summed counts,
-never from per-document scores:
+aligned on the document id (:mod:`.pairing`: documents in both runs only; sorted by id, so row
+order never matters). One set of resamples of the documents is drawn with
+``numpy.random.default_rng(seed)`` and reused for every metric; each resample recomputes every
+count-based score from summed counts, never from per-document scores:
 
 - ``precision``, ``recall``, ``f1`` (micro), ``macro_f1`` (mean of the defined field F1s),
   ``field_f1/<key>``, ``field_precision/<key>``, ``field_recall/<key>`` (keys as logged);
@@ -25,8 +25,9 @@ ones used). With fewer than two paired documents there is nothing to resample: n
 Summing is one matrix product: W (resamples × documents) counts how often each document is
 drawn, and W @ counts gives every resample's summed counts at once.
 
-The document flips of a comparison (:func:`document_changes`: documents that became fully
-correct or stopped being so, and the largest F1 moves) are read from the same paired frames.
+The document flips of a comparison (:func:`document_view`: documents that became fully
+correct or stopped being so, and the largest F1 moves) are read from the same paired documents
+(:func:`paired_view` aligns the two frames once for both).
 """
 
 from __future__ import annotations
@@ -37,13 +38,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.keys import field_key, keys_from_frame
 from ..errors import InputError
+from .pairing import FIELD_PREFIXES, RATIO_PREFIX, CountLayout, Pairing, align, paired_counts
 from .stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     FloatArray,
+    IntArray,
     Interval,
     bootstrap_sums,
     summarize,
@@ -54,9 +58,6 @@ if TYPE_CHECKING:
 
 
 MIN_DOCUMENTS = 2
-
-
-_FIELD_PREFIXES = ("field_tp/", "field_fp/", "field_fn/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,35 +73,6 @@ class Bootstrap:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-@dataclass(frozen=True, slots=True)
-class CountLayout:
-    """Which columns of a count matrix hold what (the same for both runs)."""
-
-    paths: tuple[str, ...]
-    has_status: bool
-    has_layout: bool
-    ratios: tuple[str, ...] = ()
-    """metrics given per document as a numerator and a denominator (``structure/<m>_num``,
-    ``structure/<m>_den``): the run's value is Σnum / Σden"""
-    keys: dict[str, str] = field(default_factory=dict)
-    """field path -> the suffix of its metric keys, as the runs logged them"""
-
-    @property
-    def width(self) -> int:
-        return self.ratio_start + 2 * len(self.ratios)
-
-    @property
-    def ratio_start(self) -> int:
-        return self.field_start + 3 * len(self.paths)
-
-    @property
-    def field_start(self) -> int:
-        return 3 + int(self.has_status) + 2 * int(self.has_layout)
-
-
-RATIO_PREFIX = "structure/"
-
-
 _RATIO_COLUMN = re.compile(rf"^{re.escape(RATIO_PREFIX)}(.+)_num$")
 
 
@@ -108,63 +80,10 @@ def field_paths(frame: pd.DataFrame) -> list[str]:
     """The field paths of a counts frame, in column order; each needs all three columns."""
     paths = [c[len("field_tp/") :] for c in frame.columns if str(c).startswith("field_tp/")]
     for p in paths:
-        for prefix in _FIELD_PREFIXES[1:]:
+        for prefix in FIELD_PREFIXES[1:]:
             if prefix + p not in frame.columns:
                 raise InputError(f"documents frame has field_tp/{p} but no {prefix}{p}")
     return paths
-
-
-def _check_frame(frame: pd.DataFrame, side: str) -> None:
-    missing = [c for c in ("id", "tp", "fp", "fn") if c not in frame.columns]
-    if missing:
-        raise InputError(f"{side} documents frame lacks column '{missing[0]}'")
-    ids = frame["id"].astype(str)
-    if ids.duplicated().any():
-        raise InputError(
-            f"{side} documents frame repeats document id {ids[ids.duplicated()].iloc[0]!r}"
-        )
-
-
-def align(
-    baseline: pd.DataFrame, candidate: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...], tuple[str, ...]]:
-    """The two frames restricted to the documents in both, sorted by id, and the ids of each
-    side's unpaired documents."""
-    _check_frame(baseline, "baseline")
-    _check_frame(candidate, "candidate")
-    # the ids as a list of str made at once: iterating an Arrow-backed column in Python costs
-    # ~0.75 µs an id (0.3 s of a 100,000-document comparison)
-    b_ids = baseline["id"].astype(str).to_numpy(dtype=object).tolist()
-    c_ids = candidate["id"].astype(str).to_numpy(dtype=object).tolist()
-    b_set, c_set = set(b_ids), set(c_ids)
-    common = sorted(b_set & c_set)
-    b_only, c_only = tuple(sorted(b_set - c_set)), tuple(sorted(c_set - b_set))
-    b = baseline.assign(id=b_ids).set_index("id")
-    c = candidate.assign(id=c_ids).set_index("id")
-    return b.loc[common], c.loc[common], b_only, c_only
-
-
-def count_matrix(frame: pd.DataFrame, layout: CountLayout, side: str) -> FloatArray:
-    """The (documents × layout.width) matrix of counts; a field the frame lacks is all zero."""
-    names = ["tp", "fp", "fn", *(pre + p for p in layout.paths for pre in _FIELD_PREFIXES)]
-    counts = frame.reindex(columns=names, fill_value=0).to_numpy(np.float64, na_value=np.nan)
-    bad = ~np.isfinite(counts) | (counts < 0)
-    if bad.any():
-        name = names[int(np.flatnonzero(bad.any(axis=0))[0])]
-        raise InputError(f"{side} documents frame: column '{name}' holds a negative or empty count")
-    extra: list[FloatArray] = []
-    if layout.has_status:
-        failed = frame["status"].astype(str).to_numpy() == "parse_failure"
-        extra.append(failed.astype(np.float64))
-    if layout.has_layout:
-        score = frame["layout_score"].to_numpy(dtype=np.float64, na_value=np.nan)
-        extra += [np.nan_to_num(score, nan=0.0), np.isfinite(score).astype(np.float64)]
-    ratios = [
-        np.nan_to_num(frame[f"{RATIO_PREFIX}{name}{part}"].to_numpy(np.float64, na_value=np.nan))
-        for name in layout.ratios
-        for part in ("_num", "_den")
-    ]  # a document without the input adds 0 / 0 to the sums
-    return np.column_stack([counts[:, :3], *extra, counts[:, 3:], *ratios])
 
 
 def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
@@ -269,21 +188,55 @@ def paired_bootstrap(
     >>> paired_bootstrap(frame, frame, resamples=50).intervals["f1"].high
     0.0
     """
+    _check_settings(resamples, confidence)
+    return _bootstrap(baseline, candidate, align(baseline, candidate), resamples, seed, confidence)
+
+
+def paired_view(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int | None = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+    top: int = 10,
+) -> tuple[Bootstrap, DocumentFlips]:
+    """:func:`paired_bootstrap` and :func:`document_view` of two frames, aligned once."""
+    _check_settings(resamples, confidence)
+    pairing = align(baseline, candidate)
+    boot = _bootstrap(baseline, candidate, pairing, resamples, seed, confidence)
+    return boot, _flips(baseline, candidate, pairing, top)
+
+
+def _check_settings(resamples: int, confidence: float) -> None:
     if resamples < 1 or not 0 < confidence < 1:
         raise ValueError("resamples must be ≥ 1 and confidence strictly between 0 and 1")
-    b, c, b_only, c_only = align(baseline, candidate)
-    n = len(b)
+
+
+def _bootstrap(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    pairing: Pairing,
+    resamples: int,
+    seed: int | None,
+    confidence: float,
+) -> Bootstrap:
+    n, b_only, c_only = len(pairing), pairing.baseline_only, pairing.candidate_only
     if n < MIN_DOCUMENTS:
         note = f"{n} paired document(s): at least {MIN_DOCUMENTS} are needed for intervals"
         return Bootstrap({}, n, b_only, c_only, resamples, seed, (note,))
     keys = {**keys_from_frame(baseline), **keys_from_frame(candidate)}  # the logged keys
-    layout = _layout(b, c, keys)
-    counts = np.hstack([count_matrix(b, layout, "baseline"), count_matrix(c, layout, "candidate")])
+    layout = _layout(baseline, candidate, keys)
+    counts = paired_counts(baseline, candidate, pairing, layout)
     sums = bootstrap_sums(counts, resamples, seed)
-    full = counts.sum(axis=0, keepdims=True)
+    full = counts.sum(axis=0, keepdims=True, dtype=np.float64)
     w = layout.width
-    b_point, c_point = _scores(full[:, :w], layout, n, b), _scores(full[:, w:], layout, n, c)
-    b_boot, c_boot = _scores(sums[:, :w], layout, n, b), _scores(sums[:, w:], layout, n, c)
+    b_point = _scores(full[:, :w], layout, n, baseline)
+    c_point = _scores(full[:, w:], layout, n, candidate)
+    b_boot, c_boot = (
+        _scores(sums[:, :w], layout, n, baseline),
+        _scores(sums[:, w:], layout, n, candidate),
+    )
     intervals: dict[str, Interval] = {}
     for name, b_value in b_point.items():
         point = float(c_point[name][0] - b_value[0])
@@ -329,40 +282,62 @@ def _doc_f1(tp: float, fp: float, fn: float) -> float | None:
     return float(2 * tp / den) if den else None
 
 
-def _fully_correct(frame: pd.DataFrame) -> pd.Series:
-    ok = (frame["tp"] > 0) & (frame["fp"] == 0) & (frame["fn"] == 0)
-    if "status" in frame.columns:
-        ok &= frame["status"].astype(str) == "scored"
-    return ok
+@dataclass(frozen=True)
+class _Side:
+    """tp, fp, fn (int64, or float64 for a float column) and statuses of one frame's paired
+    documents, in pairing order."""
+
+    tp: npt.NDArray[Any]
+    fp: npt.NDArray[Any]
+    fn: npt.NDArray[Any]
+    status: npt.NDArray[Any] | None
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, rows: IntArray) -> _Side:
+        def column(name: str) -> npt.NDArray[Any]:
+            series = frame[name]
+            if isinstance(series.dtype, np.dtype) and series.dtype.kind in "uib":
+                return series.to_numpy()[rows].astype(np.int64)
+            return series.to_numpy(np.float64, na_value=np.nan)[rows]
+
+        status = None
+        if "status" in frame.columns:
+            status = frame["status"].to_numpy(dtype=object)[rows]
+        return cls(column("tp"), column("fp"), column("fn"), status)
+
+    def fully_correct(self) -> npt.NDArray[np.bool_]:
+        ok: npt.NDArray[np.bool_] = (self.tp > 0) & (self.fp == 0) & (self.fn == 0)
+        if self.status is not None:
+            ok &= self.status.astype(str) == "scored"
+        return ok
+
+    def f1(self) -> FloatArray:
+        den = 2 * self.tp + self.fp + self.fn
+        return np.asarray(2 * self.tp / np.where(den > 0, den, np.nan), dtype=np.float64)
+
+    def errors(self) -> npt.NDArray[Any]:
+        return np.asarray(self.fp + self.fn)
+
+    def change_part(self, k: int) -> tuple[float | None, int, str | None]:
+        """Document `k`'s F1, errors and status, as :class:`DocumentChange` holds them."""
+        tp, fp, fn = self.tp[k].item(), self.fp[k].item(), self.fn[k].item()
+        status = None if self.status is None else str(self.status[k])
+        return _doc_f1(tp, fp, fn), int(fp + fn), status
 
 
-def document_changes(b: pd.DataFrame, c: pd.DataFrame, top: int) -> list[DocumentChange]:
-    """The `top` most regressed documents of two aligned frames (indexed by id)."""
-    b_f1 = 2 * b["tp"] / (2 * b["tp"] + b["fp"] + b["fn"]).where(lambda s: s > 0)
-    c_f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"]).where(lambda s: s > 0)
-    table = b[[]].assign(
-        d_f1=(c_f1 - b_f1).fillna(0.0),
-        new_errors=(c["fp"] + c["fn"]) - (b["fp"] + b["fn"]),
-        doc=b.index.astype(str),
-    )
-    worse = table[(table["d_f1"] < 0) | (table["new_errors"] > 0)]
-    ranked = worse.sort_values(["d_f1", "new_errors", "doc"], ascending=[True, False, True])
-    return [_change(i, b.loc[i], c.loc[i]) for i in ranked.index[:top]]
-
-
-def _change(doc_id: str, b: pd.Series, c: pd.Series) -> DocumentChange:
-    def status(row: pd.Series) -> str | None:
-        return str(row["status"]) if "status" in row.index else None
-
-    return DocumentChange(
-        str(doc_id),
-        _doc_f1(b["tp"], b["fp"], b["fn"]),
-        _doc_f1(c["tp"], c["fp"], c["fn"]),
-        int(b["fp"] + b["fn"]),
-        int(c["fp"] + c["fn"]),
-        status(b),
-        status(c),
-    )
+def _most_regressed(ids: npt.NDArray[Any], b: _Side, c: _Side, top: int) -> list[DocumentChange]:
+    """The `top` most regressed of the paired documents `ids` (sorted): F1 fell the most
+    (a 0/0 F1 on either side counts as no change), then most new errors, then by id."""
+    d_f1 = c.f1() - b.f1()
+    d_f1 = np.where(np.isnan(d_f1), 0.0, d_f1)
+    new_errors = c.errors() - b.errors()
+    worse = np.flatnonzero((d_f1 < 0) | (new_errors > 0))
+    ranked = worse[np.lexsort((worse, -new_errors[worse], d_f1[worse]))][:top]
+    out = []
+    for k in ranked.tolist():
+        (b_f1, b_errors, b_status), (c_f1, c_errors, c_status) = b.change_part(k), c.change_part(k)
+        out.append(DocumentChange(ids[k], b_f1, c_f1, b_errors, c_errors, b_status, c_status))
+    return out
 
 
 @dataclass(frozen=True)
@@ -374,8 +349,15 @@ class DocumentFlips:
 
 def document_view(baseline: pd.DataFrame, candidate: pd.DataFrame, top: int) -> DocumentFlips:
     """Flips both ways and the most regressed documents, over the paired documents."""
-    b, c, _, _ = align(baseline, candidate)
-    b_ok, c_ok = _fully_correct(b), _fully_correct(c)
-    broke = tuple(str(i) for i in b.index[b_ok & ~c_ok])
-    fixed = tuple(str(i) for i in b.index[~b_ok & c_ok])
-    return DocumentFlips(broke, fixed, tuple(document_changes(b, c, top)))
+    return _flips(baseline, candidate, align(baseline, candidate), top)
+
+
+def _flips(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, pairing: Pairing, top: int
+) -> DocumentFlips:
+    b = _Side.of(baseline, pairing.baseline_rows)
+    c = _Side.of(candidate, pairing.candidate_rows)
+    b_ok, c_ok = b.fully_correct(), c.fully_correct()
+    ids = pairing.ids
+    broke, fixed = tuple(ids[b_ok & ~c_ok].tolist()), tuple(ids[~b_ok & c_ok].tolist())
+    return DocumentFlips(broke, fixed, tuple(_most_regressed(ids, b, c, top)))

@@ -36,7 +36,8 @@ IntArray = npt.NDArray[np.int64]
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 _CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
-_WEIGHT_CELLS = 16_000_000  # the most weights (resamples × documents) multiplied at once
+_PRODUCT_ROWS = 32  # resamples whose weights multiply a wide count matrix at once
+_DRAW_CELLS = 1 << 18  # a block of draws for a wide count matrix (2 MB)
 _GATHER_THREADS = 2  # threads gathering blocks of draws at once
 _PACK_ROWS = 1 << 16  # documents packed at a time (their int64 temporaries: 0.5 MB each)
 _GATHER_COLUMNS = 8  # integer counts of up to this many columns are gathered, not multiplied
@@ -87,7 +88,7 @@ def _exactness(counts: npt.NDArray[Any], n_docs: int) -> tuple[type[np.floating[
     if counts.size == 0:
         return np.float64, True
     whole = counts.dtype.kind in "ui" or bool(np.all(counts == np.floor(counts)))
-    top = float(np.abs(counts).max()) * n_docs
+    top = max(abs(float(counts.max())), abs(float(counts.min()))) * n_docs  # no copy of counts
     return (np.float32 if whole and top < 2**24 else np.float64), whole and top < 2**53
 
 
@@ -110,30 +111,81 @@ def bootstrap_sums(counts: npt.NDArray[Any], resamples: int, seed: int | None) -
     generator one block of rows at a time (numpy's stream does not depend on how a draw is cut
     into calls), so memory stays at a few tens of MB however many documents there are.
 
-    Integer `counts` of a few columns (a compact evaluation's tp/fp/fn) are never copied to
-    floats: each resample's sums are gathered from its drawn documents and added as integers
-    (:func:`_gathered_sums`). A wide count matrix (compare's: three columns per field and
-    side) is multiplied by the weights of many blocks at once: each product reads the whole
-    matrix, so thin blocks would read it a hundred times (most of the time at 100,000
-    documents)."""
-    if counts.dtype.kind in "ui" and counts.shape[1] <= _GATHER_COLUMNS:
-        return _gathered_sums(counts, resamples, seed)
+    Whole-number counts are summed exactly, so how the additions are grouped cannot change a
+    bit: a few columns (a compact evaluation's tp/fp/fn) are gathered from each resample's
+    drawn documents and added as integers (:func:`_gathered_sums`); a wide matrix (compare's:
+    three columns per field and side) is multiplied by the weights of many resamples at once,
+    a slice of documents at a time (:func:`_multiplied_sums`). Fractional counts are multiplied
+    in float64 by one block of draws at a time, as :func:`resampled_sums` does."""
     n, width = counts.shape
-    dtype, order_free = _exactness(counts, n)
-    matrix = counts.astype(dtype)
+    whole = _as_integers(counts)
+    if whole is not None:
+        if width <= _GATHER_COLUMNS:
+            return _gathered_sums(whole, resamples, seed)
+        dtype, order_free = _exactness(whole, n)
+        if order_free:
+            return _multiplied_sums(whole, resamples, seed, dtype)
+    matrix = counts.astype(np.float64)
     out = np.empty((resamples, width), dtype=np.float64)
-    rows = _block_rows(n)
-    if order_free:  # exact sums: how the rows are grouped cannot change a bit
-        rows = min(resamples, max(rows, min(4 * width, _WEIGHT_CELLS // max(n, 1))))
-    weights = np.empty((rows, n), dtype=dtype)
-    filled = done = 0
+    done = 0
     for take, fill in _weight_blocks(n, resamples, seed):
-        if filled + take > rows:  # flush the weights gathered so far
-            out[done : done + filled] = weights[:filled] @ matrix
-            done, filled = done + filled, 0
-        fill(weights[filled : filled + take])
-        filled += take
-    out[done : done + filled] = weights[:filled] @ matrix
+        weights = np.empty((take, n), dtype=np.float64)
+        fill(weights)
+        out[done : done + take] = weights @ matrix
+        done += take
+    return out
+
+
+def _as_integers(counts: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
+    """`counts` when they are integers; float counts that are all whole numbers, with every
+    resample's sum exact in float64, as int64 (the same values, the same sums); else None."""
+    if counts.dtype.kind in "ui":
+        return counts
+    if counts.size == 0 or not np.all(np.isfinite(counts)):
+        return None
+    whole = bool(np.all(counts == np.floor(counts)))
+    top = max(abs(float(counts.max())), abs(float(counts.min())))
+    if not whole or top * counts.shape[0] >= 2**53:
+        return None
+    return counts.astype(np.int64)
+
+
+def _multiplied_sums(
+    counts: npt.NDArray[Any], resamples: int, seed: int | None, dtype: type[np.floating[Any]]
+) -> FloatArray:
+    """:func:`bootstrap_sums` of a wide matrix of integer counts whose sums are exact in
+    `dtype`: the weights of :data:`_PRODUCT_ROWS` resamples at a time (drawn in blocks of
+    :data:`_DRAW_CELLS`) times the counts, a slice of documents at a time copied to `dtype`, so
+    the counts stay in their own (narrow) type and no float copy of them is held. Every partial
+    sum is an integer `dtype` holds exactly, so the slices and the order of the additions
+    change no bit.
+
+    The products run on one BLAS thread: OpenBLAS's threads wait for one another by spinning,
+    so on a machine whose cores are busy more threads made them slower, not faster (figures in
+    benchmarks/README.md)."""
+    from threadpoolctl import threadpool_limits
+
+    n, width = counts.shape
+    out = np.zeros((resamples, width), dtype=np.float64)
+    drawn = max(1, _DRAW_CELLS // max(n, 1))  # resamples a block of draws
+    rows = min(resamples, max(_PRODUCT_ROWS, drawn))
+    weights = np.empty((rows, n), dtype=dtype)
+    step = max(1, _CHUNK_CELLS // max(width, 1))  # documents a slice of the counts
+
+    def flush(done: int, filled: int) -> None:
+        block = out[done : done + filled]
+        for lo in range(0, n, step):
+            block += weights[:filled, lo : lo + step] @ counts[lo : lo + step].astype(dtype)
+
+    filled = done = 0
+    with threadpool_limits(limits=1, user_api="blas"):
+        for take, fill in _weight_blocks(n, resamples, seed, drawn):
+            if filled + take > rows:
+                flush(done, filled)
+                done, filled = done + filled, 0
+            fill(weights[filled : filled + take])
+            filled += take
+        flush(done, filled)
     return out
 
 
@@ -221,29 +273,33 @@ def _packed_words(counts: npt.NDArray[Any]) -> list[tuple[IntArray, list[tuple[i
 
 
 def _weight_blocks(
-    n_docs: int, resamples: int, seed: int | None
+    n_docs: int, resamples: int, seed: int | None, step: int | None = None
 ) -> Iterator[tuple[int, Callable[[npt.NDArray[Any]], None]]]:
-    """(rows, fill) per block of :func:`_draw_blocks`' rows: `fill` writes the block's weights
-    (how often each document is drawn in each of its resamples) into the array it is given."""
+    """(rows, fill) per block of :func:`_draw_blocks`' rows (`step` resamples a block, default
+    :func:`_block_rows`): `fill` writes the block's weights (how often each document is drawn
+    in each of its resamples) into the array it is given."""
+    step = step or _block_rows(n_docs)
     stream = kernel_stream(n_docs, seed)
     if stream is not None:  # the C loop draws and counts in one pass, block after block
-        step = _block_rows(n_docs)
         for start in range(0, resamples, step):
             yield min(step, resamples - start), stream.weights
         return
-    for _, block in _draw_blocks(n_docs, resamples, seed):
+    for _, block in _draw_blocks(n_docs, resamples, seed, step):
         yield len(block), partial(_block_weights, block)
 
 
-def _draw_blocks(n_docs: int, resamples: int, seed: int | None) -> Iterator[tuple[int, IntArray]]:
+def _draw_blocks(
+    n_docs: int, resamples: int, seed: int | None, step: int | None = None
+) -> Iterator[tuple[int, IntArray]]:
     """(first resample, its block of document indices): the rows of
-    :func:`resample_indices`, drawn from one generator a block of rows at a time.
+    :func:`resample_indices`, drawn from one generator `step` rows at a time (default
+    :func:`_block_rows`).
 
     With more than one block, the next block is drawn in a thread while the caller uses this
     one (numpy draws without holding the GIL): the draws still come one after another from the
     one generator, so the stream is the same; a third of the bootstrap's time is drawing."""
     rng = np.random.default_rng(seed)
-    step = _block_rows(n_docs)
+    step = step or _block_rows(n_docs)
 
     def draw(start: int) -> IntArray:
         rows = min(step, resamples - start)

@@ -1,1 +1,2 @@
-"""Reading inputs (gold and prediction JSONL, source documents) and writing outputs safely."""
+"""Reading inputs (gold and prediction JSONL, source documents, a logged run's per-document
+counts) and writing outputs safely."""

@@ -55,12 +55,14 @@ from ..core.signature import missing_params
 from ..errors import InputError
 from ..evaluation.stats import DEFAULT_RESAMPLES
 from ..gates import Gate, GatesLike, coerce_gates
+from ..io.documents import read_counts
 from .client import one_line
 from .comparisons import comparison_folder, log_comparison, page_flips
 from .payload import ARTIFACT_DIR, SIGNATURE_TAG, logged_signature
 from .runs import Tracker
 
 if TYPE_CHECKING:
+    import pandas as pd
     from mlflow import MlflowClient
     from mlflow.entities import Run
 
@@ -336,10 +338,8 @@ class FetchedRun:
     distrust: str | None = None
 
 
-def _documents(client: MlflowClient, resolved: ResolvedRef) -> Any:
+def _documents(client: MlflowClient, resolved: ResolvedRef) -> pd.DataFrame | None:
     """The run's per-document counts frame, or None when the run has none."""
-    import pandas as pd
-
     run_id = resolved.run_id
     listed = {a.path for a in client.list_artifacts(run_id, ARTIFACT_DIR)}
     if DOCUMENTS_ARTIFACT not in listed:
@@ -347,7 +347,7 @@ def _documents(client: MlflowClient, resolved: ResolvedRef) -> Any:
     with tempfile.TemporaryDirectory(prefix="extract-mlflow-compare-") as tmp:
         local = client.download_artifacts(run_id, DOCUMENTS_ARTIFACT, tmp)
         try:
-            return pd.read_parquet(Path(local))
+            return read_counts(Path(local))
         except Exception as exc:  # pyarrow raises several types for a broken file
             raise InputError(
                 f"{resolved.label}: {DOCUMENTS_ARTIFACT} cannot be read: {one_line(exc)}"

@@ -1,0 +1,177 @@
+"""Two runs' per-document count frames side by side. Pure.
+
+:func:`align` finds the documents both frames hold, sorted by id (so row order never matters),
+as rows of each frame; :func:`paired_counts` fills the matrix the paired bootstrap resamples
+(:mod:`.paired`) with both runs' counts of those documents, a column at a time. Counts are
+integers, and most fit in a byte: they are kept in the narrowest integer type that holds them
+(:mod:`~..core.narrow`), so two 100,000-document runs of 34 fields take ~20 MB, not ~170 MB as
+float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.narrow import narrowest_type
+from ..errors import InputError
+from .stats import IntArray
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FIELD_PREFIXES = ("field_tp/", "field_fp/", "field_fn/")
+
+
+RATIO_PREFIX = "structure/"
+
+
+@dataclass(frozen=True, slots=True)
+class CountLayout:
+    """Which columns of a count matrix hold what (the same for both runs)."""
+
+    paths: tuple[str, ...]
+    has_status: bool
+    has_layout: bool
+    ratios: tuple[str, ...] = ()
+    """metrics given per document as a numerator and a denominator (``structure/<m>_num``,
+    ``structure/<m>_den``): the run's value is Σnum / Σden"""
+    keys: dict[str, str] = field(default_factory=dict)
+    """field path -> the suffix of its metric keys, as the runs logged them"""
+
+    @property
+    def width(self) -> int:
+        return self.ratio_start + 2 * len(self.ratios)
+
+    @property
+    def ratio_start(self) -> int:
+        return self.field_start + 3 * len(self.paths)
+
+    @property
+    def field_start(self) -> int:
+        return 3 + int(self.has_status) + 2 * int(self.has_layout)
+
+
+def _sorted_ids(frame: pd.DataFrame, side: str) -> tuple[npt.NDArray[Any], IntArray]:
+    """The frame's document ids as text, sorted, and the row of each; an InputError when a
+    column compare needs is missing or an id repeats."""
+    missing = [c for c in ("id", "tp", "fp", "fn") if c not in frame.columns]
+    if missing:
+        raise InputError(f"{side} documents frame lacks column '{missing[0]}'")
+    # the ids as str objects made at once: iterating an Arrow-backed column in Python costs
+    # ~0.75 µs an id (0.3 s of a 100,000-document comparison)
+    ids = frame["id"].astype(str).to_numpy(dtype=object)
+    rows = np.argsort(ids, kind="stable")  # Python's own order of str; fast when sorted
+    ordered = ids[rows]
+    if len(ordered) > 1 and not (ordered[1:] != ordered[:-1]).all():
+        seen: set[str] = set()
+        repeated = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise InputError(f"{side} documents frame repeats document id {repeated!r}")
+    return ordered, rows
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The documents in both frames, sorted by id, as rows of each frame, and the ids of each
+    side's unpaired documents."""
+
+    ids: npt.NDArray[Any]
+    baseline_rows: IntArray
+    candidate_rows: IntArray
+    baseline_only: tuple[str, ...] = ()
+    candidate_only: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def align(baseline: pd.DataFrame, candidate: pd.DataFrame) -> Pairing:
+    """Where the documents in both frames are, sorted by id, so row order never matters."""
+    b_ids, b_rows = _sorted_ids(baseline, "baseline")
+    c_ids, c_rows = _sorted_ids(candidate, "candidate")
+    at = np.searchsorted(c_ids, b_ids).clip(max=max(len(c_ids) - 1, 0))
+    found = (c_ids[at] == b_ids) if len(c_ids) else np.zeros(len(b_ids), dtype=bool)
+    in_baseline = np.zeros(len(c_ids), dtype=bool)
+    in_baseline[at[found]] = True
+    return Pairing(
+        b_ids[found],
+        b_rows[found],
+        c_rows[at[found]],
+        tuple(b_ids[~found].tolist()),
+        tuple(c_ids[~in_baseline].tolist()),
+    )
+
+
+def _integers(frame: pd.DataFrame, name: str) -> bool:
+    dtype = frame[name].dtype
+    return isinstance(dtype, np.dtype) and dtype.kind in "uib"
+
+
+def _column_specs(layout: CountLayout) -> list[tuple[str, str]]:
+    """(kind, column) of each of the layout.width columns of a run's count matrix, in order."""
+    counts = [("count", name) for name in ("tp", "fp", "fn")]
+    if layout.has_status:
+        counts.append(("failed", "status"))
+    if layout.has_layout:
+        counts += [("score", "layout_score"), ("scored", "layout_score")]
+    counts += [("count", pre + p) for p in layout.paths for pre in FIELD_PREFIXES]
+    parts = ("_num", "_den")
+    return counts + [("ratio", f"{RATIO_PREFIX}{m}{part}") for m in layout.ratios for part in parts]
+
+
+def _column_type(frame: pd.DataFrame, kind: str, name: str) -> np.dtype[Any]:
+    """The type the column is held in: counts as :func:`narrowest_type` of the whole column (a
+    missing field: zeros in a byte), flags as bool, scores and ratios as float64."""
+    if kind == "count":
+        if name not in frame.columns:
+            return np.dtype(np.uint8)
+        return narrowest_type(frame[name].to_numpy()) if _integers(frame, name) else np.dtype("f8")
+    return np.dtype(np.bool_ if kind in ("failed", "scored") else np.float64)
+
+
+def _column(frame: pd.DataFrame, rows: IntArray, kind: str, name: str, side: str) -> Any:
+    """The column's values for the documents at `rows`. An InputError when a count is negative
+    or empty; a document without a score or a ratio's input adds 0 (and 0 / 0) to the sums."""
+    if kind == "failed":
+        return frame["status"].astype(str).to_numpy()[rows] == "parse_failure"
+    if kind != "count":
+        values = frame[name].to_numpy(dtype=np.float64, na_value=np.nan)[rows]
+        return np.isfinite(values) if kind == "scored" else np.nan_to_num(values, nan=0.0)
+    if name not in frame.columns:
+        return 0
+    if _integers(frame, name):
+        values = frame[name].to_numpy()[rows]
+        bad = values.dtype.kind == "i" and values.size > 0 and values.min() < 0
+    else:
+        values = frame[name].to_numpy(np.float64, na_value=np.nan)[rows]
+        bad = not np.all(np.isfinite(values) & (values >= 0))
+    if bad:
+        raise InputError(f"{side} documents frame: column '{name}' holds a negative or empty count")
+    return values
+
+
+def paired_counts(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, pairing: Pairing, layout: CountLayout
+) -> npt.NDArray[Any]:
+    """The (paired documents × 2·layout.width) matrix of both runs' counts, the baseline's
+    columns first, filled one column at a time. Integer counts stay integers, in the narrowest
+    type that holds them all (a 100,000-document comparison's matrix is then ~20 MB); with a
+    fractional column (a layout score, a structure ratio) the matrix is float64. Column-major,
+    as pandas gives a frame's values: a column's sum adds its values in the same order."""
+    specs = _column_specs(layout)
+    sides = [
+        (baseline, pairing.baseline_rows, "baseline"),
+        (candidate, pairing.candidate_rows, "candidate"),
+    ]
+    types = [_column_type(frame, kind, name) for frame, _, _ in sides for kind, name in specs]
+    shape = (len(pairing), len(types))
+    out = np.empty(shape, dtype=np.result_type(np.uint8, *types), order="F")
+    k = 0
+    for frame, rows, side in sides:
+        for kind, name in specs:
+            out[:, k] = _column(frame, rows, kind, name, side)
+            k += 1
+    return out
