@@ -63,21 +63,30 @@ class _Attributed(Protocol):
 _D = TypeVar("_D", bound=_Attributed)
 
 
+def grouped_rows(
+    values: Sequence[Any], config: StructureConfig
+) -> tuple[dict[str, list[int]], dict[str, list[float]], bool]:
+    """The rows whose value is not None, grouped by slice label (first-seen order); the
+    values of each group when the attribute is numeric; whether it is."""
+    present = [i for i, v in enumerate(values) if v is not None]
+    raw = [values[i] for i in present]
+    labels, numeric = slice_labels(raw, config)
+    groups: dict[str, list[int]] = {}
+    xs: dict[str, list[float]] = {}
+    for row, label, value in zip(present, labels, raw, strict=True):
+        groups.setdefault(label, []).append(row)
+        if numeric:
+            xs.setdefault(label, []).append(float(value))
+    return groups, xs, numeric
+
+
 def grouped(
     documents: Sequence[_D], attribute: str, config: StructureConfig
 ) -> tuple[dict[str, list[_D]], dict[str, list[float]], bool]:
     """The documents having `attribute`, grouped by slice label (first-seen order); the
     values of each group when the attribute is numeric; whether it is."""
-    present = [d for d in documents if d.attributes.get(attribute) is not None]
-    raw = [d.attributes[attribute] for d in present]
-    labels, numeric = slice_labels(raw, config)
-    groups: dict[str, list[_D]] = {}
-    xs: dict[str, list[float]] = {}
-    for doc, label, value in zip(present, labels, raw, strict=True):
-        groups.setdefault(label, []).append(doc)
-        if numeric:
-            xs.setdefault(label, []).append(float(value))
-    return groups, xs, numeric
+    rows, xs, numeric = grouped_rows([d.attributes.get(attribute) for d in documents], config)
+    return {k: [documents[i] for i in r] for k, r in rows.items()}, xs, numeric
 
 
 def mean_value(values: list[float] | None) -> float | None:

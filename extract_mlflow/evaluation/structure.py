@@ -30,7 +30,7 @@ from ..structure.score import (
     document_note,
     score_document,
 )
-from .slices import mean_value, slice_labels
+from .slices import grouped_rows, mean_value
 from .stats import ratio_interval
 
 DOCUMENTS_LISTED = 10_000
@@ -169,16 +169,7 @@ def _slices(columns: StructureColumns, attribute: str, config: StructureConfig) 
     """The slices of the documents by one attribute (documents lacking it are in none), in
     label order (numeric: by value): each metric's value and its interval
     (``<metric>_ci_low``/``_ci_high``) over the slice's documents."""
-    values = columns.attributes.get(attribute, [])
-    present = [i for i, v in enumerate(values) if v is not None]
-    raw = [values[i] for i in present]
-    labels, numeric = slice_labels(raw, config)
-    groups: dict[str, list[int]] = {}
-    xs: dict[str, list[float]] = {}
-    for row, label, value in zip(present, labels, raw, strict=True):
-        groups.setdefault(label, []).append(row)
-        if numeric:
-            xs.setdefault(label, []).append(float(value))
+    groups, xs, numeric = grouped_rows(columns.attributes.get(attribute, []), config)
     order = sorted(groups, key=lambda k: (float(np.mean(xs[k])), k) if numeric else (0.0, k))
     out = []
     for label in order:
