@@ -47,8 +47,10 @@ def scored_report(
     for warning in report.warnings:
         if warning not in shown:
             say(f"warning: {warning}")
-    for doc in report.layouts:  # pages are few and large: one progress line each
+    for doc in report.layouts:  # one progress line per listed page
         say(doc.progress_line())
+    if report.pages is not None and report.pages.not_listed:
+        say(tr("list.more", n=report.pages.not_listed))
     return report
 
 

@@ -24,6 +24,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from .config import Config, LayoutProfile
 
 _WIKI = re.compile(r"^\s*(={1,6})\s*(.+?)\s*\1\s*$")
@@ -320,3 +323,109 @@ _NO_PROFILE = LayoutProfile(required=("-",))
 
 def _count(rows: Any) -> int | None:
     return len(rows) if isinstance(rows, list) else None
+
+
+# -- a run's pages --------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class PageSummary:
+    """The pages of a run (the documents that are pages or have a layout profile) as columns,
+    rows in gold order, with the tallies the summaries read and the full :class:`LayoutResult`
+    of a few pages: the listed ones (the first in gold order) and those with the most errors
+    (where a report's worst documents come from). Every number about the pages is computed
+    from the columns, so it does not depend on how many are listed. Built by
+    :class:`~extract_mlflow.evaluation.pages.PageRecords`."""
+
+    positions: npt.NDArray[np.int64] | range
+    """the documents' positions (gold lines), sorted"""
+    values: npt.NDArray[np.unsignedinteger[Any]]
+    """per row: has a layout (0/1), sections present, sections required, gold rows + 1 and
+    predicted rows + 1 (0: the rows are not a list)"""
+    missing: dict[str, int]
+    """required section -> pages that lack it"""
+    problems: dict[str, int]
+    """CSV problem -> how often the pages have it"""
+    layouts: dict[int, LayoutResult]
+    """position -> the layout of a listed page or of one with the most errors"""
+    listed: list[int]
+    """the positions of the listed pages, in gold order"""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PageSummary):
+            return False
+        mine = (self.missing, self.problems, self.layouts, self.listed)
+        return (
+            np.array_equal(np.asarray(self.positions), np.asarray(other.positions))
+            and np.array_equal(self.values, other.values)
+            and mine == (other.missing, other.problems, other.layouts, other.listed)
+        )
+
+    @property
+    def count(self) -> int:
+        """How many documents have a layout (listed or not)."""
+        return int(np.count_nonzero(self.values[:, 0]))
+
+    @property
+    def not_listed(self) -> int:
+        """How many documents with a layout are not listed."""
+        return self.count - len(self.listed)
+
+    @property
+    def layout_score(self) -> float | None:
+        """Mean layout score over the documents with a layout (summed in gold order)."""
+        scores = _scores(self.values[self.values[:, 0] == 1]).tolist()
+        return sum(scores) / len(scores) if scores else None
+
+    @property
+    def missing_sections(self) -> dict[str, int]:
+        """Required section -> pages that lack it (most often missing first)."""
+        return dict(sorted(self.missing.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @property
+    def with_missing(self) -> int:
+        """How many documents with a layout lack a required section."""
+        v = self.values
+        return int(np.count_nonzero((v[:, 0] == 1) & (v[:, 1] < v[:, 2])))
+
+    @property
+    def problem_count(self) -> int:
+        """How many CSV problems the documents with a layout have in all."""
+        return sum(self.problems.values())
+
+    def _rows(self, at: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The row of each position in `at` (-1: not a page)."""
+        p, n = self.positions, len(self.positions)
+        if isinstance(p, range):
+            rows = at - p.start
+            return np.where((rows >= 0) & (rows < n), rows, -1)
+        rows = np.searchsorted(p, at)
+        found = rows < n
+        found[found] = p[rows[found]] == at[found]
+        return np.where(found, rows, -1)
+
+    def scores_at(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """The layout score of the documents at `positions` (NaN: no layout)."""
+        rows = self._rows(np.asarray(positions, dtype=np.int64))
+        out = np.full(len(rows), np.nan)
+        out[rows >= 0] = _scores(self.values[rows[rows >= 0]])
+        return out
+
+    def of(self, position: int) -> tuple[LayoutResult | None, int | None, int | None]:
+        """The document at `position`: its layout (when kept), its gold and predicted rows."""
+        p = self.positions
+        row = position - p.start if isinstance(p, range) else int(np.searchsorted(p, position))
+        if not 0 <= row < len(p) or p[row] != position:
+            return None, None, None
+        gold, pred = (int(v) for v in self.values[row, 3:5])
+        return self.layouts.get(position), gold - 1 if gold else None, pred - 1 if pred else None
+
+
+def _scores(values: npt.NDArray[np.unsignedinteger[Any]]) -> npt.NDArray[np.float64]:
+    """The layout score of each row of :attr:`PageSummary.values`, as ``LayoutResult.score``
+    gives it (NaN without a layout)."""
+    present, required = values[:, 1], values[:, 2]
+    out = np.zeros(len(values))
+    np.divide(present, required, out=out, where=required > 0)
+    out[values[:, 0] == 0] = np.nan
+    return out

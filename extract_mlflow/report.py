@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .fidelity.score import FidelitySummary
-    from .pages import LayoutResult
+    from .pages import LayoutResult, PageSummary
     from .structure.score import StructureSummary
 
 EXAMPLES_PER_FIELD = 5
@@ -176,6 +176,8 @@ class Report:
     """text fidelity against the sources (only when sources were given)"""
     structure: StructureSummary | None = None
     """document-structure metrics (only when gold lines carry structure fields)"""
+    pages: PageSummary | None = None
+    """the pages' results as columns (only when some document is a page or has a profile)"""
     inferred_types: dict[str, str] = field(default_factory=dict)
     """field path -> the type inferred from *all* of its gold values (no ``type`` in the
     config): ``quantity`` where every gold value is a number with a unit ("1.2 kg")"""
@@ -183,16 +185,19 @@ class Report:
     # -- pages -------------------------------------------------------------------------
     @property
     def layouts(self) -> list[DocumentResult]:
-        """The documents that have a layout (pages scored against a profile)."""
+        """The listed documents that have a layout (pages scored against a profile): the
+        first ones in gold order (every one of a smaller set; :attr:`pages` counts them all)."""
+        if self.pages is None:
+            return []
         if isinstance(self.documents, DocumentTable):
             return self.documents.with_layout()
-        return [d for d in self.documents if d.layout is not None]
+        listed = set(self.pages.listed)
+        return [d for d in self.documents if d.position in listed]
 
     @property
     def layout_score(self) -> float | None:
         """Mean layout score over the documents with a profile; None without any."""
-        docs = self.layouts
-        return sum(d.layout.score for d in docs if d.layout) / len(docs) if docs else None
+        return self.pages.layout_score if self.pages is not None else None
 
     @property
     def composite(self) -> float | None:
@@ -205,11 +210,7 @@ class Report:
     @property
     def missing_sections(self) -> dict[str, int]:
         """Required section -> number of pages that lack it (most often missing first)."""
-        counts: dict[str, int] = {}
-        for d in self.layouts:
-            for title in d.layout.missing if d.layout else ():
-                counts[title] = counts.get(title, 0) + 1
-        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return self.pages.missing_sections if self.pages is not None else {}
 
     def latency_ms(self, q: float) -> float | None:
         """The q-quantile (0..1) of the predictions' `latency_ms` (linear interpolation)."""
@@ -417,9 +418,12 @@ class Report:
         return {"unattributed_lines_not_listed": n} if n else {}
 
     def _layout_dict(self) -> dict[str, Any] | None:
+        """The pages' scores and the listed pages (``documents_not_listed``: how many more
+        there are, only when there are more)."""
         docs = self.layouts
-        if not docs:
+        if not docs or self.pages is None:
             return None
+        more = self.pages.not_listed
         return {
             "layout_score": self.layout_score,
             "composite": self.composite,
@@ -432,6 +436,7 @@ class Report:
                 }
                 for d in docs
             },
+            **({"documents_not_listed": more} if more else {}),
         }
 
     def to_frame(self, kind: str = "fields") -> pd.DataFrame:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from ..structure.score import DocumentStructure
+    from .pages import PageRecords
     from .structure import StructureRecords
 
 __all__ = [
@@ -124,7 +125,12 @@ class _Tools:
 _POSITION = attrgetter("position")
 _FOLD_EVERY = 2048
 _STATE: tuple[str, ...] = ("documents", "positions", "sink", "compact", "notes", "fields")
-_STATE += ("config_use", "fidelity", "structure")  # what an Evaluation pickles besides its setup
+_STATE += (
+    "config_use",
+    "fidelity",
+    "structure",
+    "pages",
+)  # what an Evaluation pickles besides its setup
 
 
 class Evaluation:
@@ -167,6 +173,8 @@ class Evaluation:
             from .structure import StructureRecords  # the structure scorers: for structure only
 
             self.structure = StructureRecords(cfg.structure.slice_by)
+        self.pages: PageRecords | None = None
+        """the pages' results (from the first page or profiled document on)"""
         self._tools: _Tools | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -205,6 +213,12 @@ class Evaluation:
         if self.structure is not None:
             structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
             self.structure.add(position, structure)
+        if (
+            record.layout is not None
+            or record.rows_gold is not None
+            or record.rows_pred is not None
+        ):
+            self._pages().add(record)
         if self.compact is not None and self.sink is not None:
             self.compact.add(record)
             self.sink.add(position, record.fields)
@@ -214,6 +228,13 @@ class Evaluation:
             self.positions.add(position)
             self.documents.append(record)
         return record
+
+    def _pages(self) -> PageRecords:
+        if self.pages is None:
+            from .pages import PageRecords  # with the page parser: for pages only
+
+            self.pages = PageRecords()
+        return self.pages
 
     def _record(self, doc: DocumentInput, tools: _Tools) -> DocumentResult:
         """The field counts of one document (a page is scored on its rows), with its layout,
@@ -280,6 +301,8 @@ class Evaluation:
             self.fidelity.merge(other.fidelity)
         if self.structure is not None and other.structure is not None:
             self.structure.merge(other.structure)
+        if other.pages is not None:
+            self._pages().merge(other.pages)
         return self
 
     def rescored_setup(self) -> Setup | None:
@@ -298,8 +321,9 @@ class Evaluation:
         """The report: every aggregate computed over the records in gold order."""
         setup, cfg = self.setup, self.setup.config
         documents: Sequence[DocumentResult]
+        pages = self.pages.summary() if self.pages is not None else None
         if self.compact is not None:
-            documents = self.compact.columns(self.sink)
+            documents = self.compact.columns(self.sink, pages)
         else:
             documents = sorted(self.documents, key=_POSITION)
         state = self.fields.state
@@ -324,6 +348,7 @@ class Evaluation:
             tokens_per_doc=tokens_per_doc(documents),
             notes=self._notes(documents),
             warnings=self.config_use.warnings(cfg) if self.config_use is not None else [],
+            pages=pages,
         )
         report.intervals = count_intervals(documents, report.micro, cfg.structure)
         report.slice_metrics = count_slice_metrics(documents, cfg.structure)

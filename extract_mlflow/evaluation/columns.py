@@ -25,7 +25,7 @@ from ..fields.scorer import ErrorRecord
 from ..report import DocumentResult
 
 if TYPE_CHECKING:
-    from ..pages import LayoutResult
+    from ..pages import PageSummary
 
 __all__ = ["STATUSES", "DocumentColumns", "IdColumn", "Sparse"]
 
@@ -121,7 +121,7 @@ class DocumentColumns(Sequence[DocumentResult]):
         tokens: Sparse,
         latency: Sparse,
         reasons: dict[int, str],
-        pages: dict[int, tuple[LayoutResult | None, int | None, int | None]],
+        pages: PageSummary | None,
         attributes: list[dict[str, Any]] | None,
         spill: Any = None,
     ) -> None:
@@ -129,6 +129,7 @@ class DocumentColumns(Sequence[DocumentResult]):
         self.tokens, self.latency = tokens, latency
         """(rows, values): the documents whose prediction records them, and the values"""
         self.reasons, self.pages, self.attributes = reasons, pages, attributes
+        """the pages' results (rows and layout score of every page, the layout of a few)"""
         self.spill = spill
         """the per-document field counts (the counts frame's source), or None"""
 
@@ -159,7 +160,8 @@ class DocumentColumns(Sequence[DocumentResult]):
     def _item(self, k: int) -> DocumentResult:
         tp, fp, fn = self.counts[k].tolist()
         tokens, latency = _at(self.tokens, k), _at(self.latency, k)
-        layout, rows_gold, rows_pred = self.pages.get(k, (None, None, None))
+        pages, position = self.pages, int(self._positions[k])
+        layout, rows_gold, rows_pred = (None, None, None) if pages is None else pages.of(position)
         return DocumentResult(
             self.ids[k],
             STATUSES[self.status[k]],
@@ -173,7 +175,7 @@ class DocumentColumns(Sequence[DocumentResult]):
             tokens,
             latency,
             self.attributes[k] if self.attributes is not None else {},
-            int(self._positions[k]),
+            position,
         )
 
     # -- what the report reads, without rebuilding every document --------------------------
@@ -195,7 +197,13 @@ class DocumentColumns(Sequence[DocumentResult]):
         return [float(v) for v in self.tokens[1]]
 
     def with_layout(self) -> list[DocumentResult]:
-        return [self._item(k) for k in sorted(self.pages) if self.pages[k][0] is not None]
+        """The listed documents with a layout (:attr:`PageSummary.listed`), in gold order."""
+        if self.pages is None:
+            return []
+        listed = np.asarray(self.pages.listed, dtype=np.int64)
+        p = self._positions
+        rows = listed - p.start if isinstance(p, range) else np.searchsorted(p, listed)
+        return [self._item(k) for k in rows.tolist()]
 
     def worst(self, n: int) -> list[DocumentResult]:
         """The `n` documents with the most errors (FP + FN, > 0), ties by id. The error counts

@@ -6,16 +6,19 @@ document). A compact one (given a :class:`RecordSink`) keeps, per document, a fe
 chunked columns (:mod:`~extract_mlflow.evaluation.chunks`: status code, tp/fp/fn and the id's
 length in the narrowest type, the id's bytes; no position while documents come in gold order;
 tokens and latency where a prediction records them: ~5 bytes plus the id), plus
-the parse-failure reasons, the layout of pages and the --slice-by attributes only where they
-exist or are configured. Each record's counts per path go to the sink as they are made (a
-spill file the counts frame, ``documents.parquet``, is later read from); its mistakes are
-folded into the field tallies and example reservoirs in batches, then dropped.
+the parse-failure reasons and the --slice-by attributes only where they exist or are
+configured (the pages' results are columns of their own:
+:class:`~extract_mlflow.evaluation.pages.PageRecords`). Each record's counts per path go to the
+sink as they are made (a spill file the counts frame, ``documents.parquet``, is later read
+from); its mistakes are folded into the field tallies and example reservoirs in batches, then
+dropped.
 
 The report of a compact evaluation is the retaining one's, number for number and in its JSON;
 only ``Report.documents`` differs: a
 :class:`~extract_mlflow.evaluation.columns.DocumentColumns` (a sequence that rebuilds each
 document from the columns), whose items refuse to give their ``fields`` and ``errors``
-(:class:`~extract_mlflow.errors.NotKeptError`). The per-document
+(:class:`~extract_mlflow.errors.NotKeptError`) and carry a page's layout only where it is kept
+(:data:`~extract_mlflow.evaluation.pages.PAGES_LISTED`). The per-document
 field counts are read from the sink (``Report.to_frame("counts")``,
 ``Report.to_frame("document_fields")``); the per-document mistakes are not kept (what needs
 them, the diff of two runs, scores with a retaining evaluation).
@@ -37,7 +40,7 @@ from .chunks import Chunked, Runs
 from .columns import STATUSES, DocumentColumns, IdColumn, Sparse
 
 if TYPE_CHECKING:
-    from ..pages import LayoutResult
+    from ..pages import PageSummary
 
 __all__ = [
     "STATUSES",
@@ -57,7 +60,6 @@ class RecordSink(Protocol):
     def merge(self, other: Any) -> None: ...
 
 
-_Page = tuple["LayoutResult | None", int | None, int | None]
 _BLOB_BYTES = 1 << 18
 """bytes of ids per chunk"""
 
@@ -82,7 +84,6 @@ class CompactRecords:
     id_blobs: list[bytes | bytearray] = field(default_factory=list)
     """the ids' UTF-8 bytes, in chunks (the last one, a bytearray, is being filled)"""
     reasons: dict[int, str] = field(default_factory=dict)
-    pages: dict[int, _Page] = field(default_factory=dict)
     attributes: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, record: DocumentResult) -> None:
@@ -106,12 +107,6 @@ class CompactRecords:
         self.id_lengths.append((len(encoded),))
         if record.reason is not None:
             self.reasons[position] = record.reason
-        if (
-            record.layout is not None
-            or record.rows_gold is not None
-            or record.rows_pred is not None
-        ):
-            self.pages[position] = (record.layout, record.rows_gold, record.rows_pred)
         if self.slices:
             self.attributes[position] = record.attributes
 
@@ -126,7 +121,6 @@ class CompactRecords:
             getattr(self, name).extend(getattr(other, name))
         self.id_blobs.extend(bytes(b) for b in other.id_blobs)
         self.reasons.update(other.reasons)
-        self.pages.update(other.pages)
         self.attributes.update(other.attributes)
 
     def _frozen_ids(self) -> list[bytes | bytearray]:
@@ -136,10 +130,10 @@ class CompactRecords:
             self.id_blobs[-1] = bytes(self.id_blobs[-1])
         return list(self.id_blobs)
 
-    def columns(self, spill: Any) -> DocumentColumns:
-        """The documents in gold order (by position). Added in that order (one streaming
-        pass), the columns are the records' own arrays (each column's chunks joined once, the
-        ids' buffers as they are), not copies."""
+    def columns(self, spill: Any, pages: PageSummary | None = None) -> DocumentColumns:
+        """The documents in gold order (by position), with the results of their `pages`.
+        Added in that order (one streaming pass), the columns are the records' own arrays
+        (each column's chunks joined once, the ids' buffers as they are), not copies."""
         status, counts = self.status.joined(), self.counts.joined()
         lengths, blobs = self.id_lengths.joined(), self._frozen_ids()
         positions = self.runs.positions()
@@ -175,7 +169,7 @@ class CompactRecords:
             sparse(self.token_at, self.tokens),
             sparse(self.latency_at, self.latency),
             {row(p): r for p, r in self.reasons.items()},
-            {row(p): v for p, v in self.pages.items()},
+            pages,
             [self.attributes[int(p)] for p in positions] if self.slices else None,
             spill,
         )

@@ -45,9 +45,9 @@ def counts_frame(report: Report) -> pd.DataFrame:
         "fp": np.array([d.counts.fp for d in report.documents], dtype=np.int64),
         "fn": np.array([d.counts.fn for d in report.documents], dtype=np.int64),
     }
-    if report.layouts:
-        data["layout_score"] = np.array(
-            [d.layout.score if d.layout else np.nan for d in report.documents]
+    if report.pages is not None and report.pages.count:
+        data["layout_score"] = report.pages.scores_at(
+            np.array([d.position for d in report.documents], dtype=np.int64)
         )
     for p in paths:
         i = 3 * col[p]
@@ -73,9 +73,10 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
         raise NotKeptError("this report keeps no per-document field counts")
     spill = docs.spill
     paths = list(report.fields)
-    layouts = bool(report.layouts)
+    pages = report.pages if report.pages is not None and report.pages.count else None
     empty = True
-    for start, block in spill.blocks(docs.positions, paths):
+    positions = docs.positions
+    for start, block in spill.blocks(positions, paths):
         stop = start + len(block)
         data: dict[str, Any] = {
             "id": list(docs.ids[start:stop]),
@@ -84,14 +85,8 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
             "fp": docs.counts[start:stop, 1].astype(np.int64),
             "fn": docs.counts[start:stop, 2].astype(np.int64),
         }
-        if layouts:
-            pages = docs.pages
-            data["layout_score"] = np.array(
-                [
-                    layout.score if (layout := pages.get(k, (None,))[0]) is not None else np.nan
-                    for k in range(start, stop)
-                ]
-            )
+        if pages is not None:
+            data["layout_score"] = pages.scores_at(positions[start:stop])
         for i, p in enumerate(paths):
             data[f"field_tp/{p}"] = block[:, 3 * i]
             data[f"field_fp/{p}"] = block[:, 3 * i + 1]
@@ -102,7 +97,14 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
         yield pd.DataFrame(data)
     if empty:
         yield pd.DataFrame(
-            columns=["id", "status", "tp", "fp", "fn", *(["layout_score"] if layouts else [])]
+            columns=[
+                "id",
+                "status",
+                "tp",
+                "fp",
+                "fn",
+                *(["layout_score"] if pages is not None else []),
+            ]
         )
 
 

@@ -43,8 +43,8 @@ def _run_lines(report: Report) -> list[str]:
 
 
 def _layout_markdown(report: Report) -> list[str]:
-    docs = report.layouts
-    if not docs:
+    docs, pages = report.layouts, report.pages
+    if not docs or pages is None:
         return []
     lines = [
         "",
@@ -53,7 +53,7 @@ def _layout_markdown(report: Report) -> list[str]:
         tr("md.pages_head"),
         "|---|---:|---|---:|---:|---:|",
     ]
-    shown, more = capped(docs)
+    shown, more = capped(docs, total=pages.count)
     for d in shown:
         assert d.layout is not None
         missing = "; ".join(f"{t} ({why})" for t, why in d.layout.missing.items()) or "—"
@@ -67,10 +67,10 @@ def _layout_markdown(report: Report) -> list[str]:
     if recall:
         fields = ", ".join(f"`{r}`" for r in recall)
         lines += ["", tr("md.recall_by_field", fields=fields)]
-    problems = [(d.id, p) for d in docs if d.layout for p in d.layout.problems]
-    lines += [
-        f"- {p}" for p in capped_lines([f"`{md_cell(i)}`: {md_cell(p)}" for i, p in problems])
+    problems = [
+        f"`{md_cell(d.id)}`: {md_cell(p)}" for d in docs if d.layout for p in d.layout.problems
     ]
+    lines += [f"- {p}" for p in capped_lines(problems, total=pages.problem_count)]
     return lines
 
 

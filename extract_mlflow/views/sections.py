@@ -28,21 +28,25 @@ FIELDS_LISTED = 200
 """fields shown in a field table, worst first (with their mismatch examples)"""
 
 
-def capped(items: Sequence[T], limit: int = LISTED) -> tuple[Sequence[T], str | None]:
+def capped(
+    items: Sequence[T], limit: int = LISTED, total: int | None = None
+) -> tuple[Sequence[T], str | None]:
     """The first `limit` of `items`, and the line saying how many more there are (None when
-    none is left out).
+    none is left out). `total`: how many there are in all, when `items` are the first of them.
 
     >>> capped([1, 2, 3], 2)
     ([1, 2], '… 1 more not shown')
+    >>> capped([1, 2], 5, total=9)
+    ([1, 2], '… 7 more not shown')
     """
-    if len(items) <= limit:
-        return items, None
-    return items[:limit], tr("list.more", n=len(items) - limit)
+    shown = items[:limit] if len(items) > limit else items
+    more = (len(items) if total is None else total) - len(shown)
+    return shown, tr("list.more", n=more) if more > 0 else None
 
 
-def capped_lines(lines: Sequence[str], limit: int = LISTED) -> list[str]:
-    """`lines` cut to `limit`, the line saying how many more there are last."""
-    shown, more = capped(lines, limit)
+def capped_lines(lines: Sequence[str], limit: int = LISTED, total: int | None = None) -> list[str]:
+    """`lines` cut to `limit`, the line saying how many more there are (of `total`) last."""
+    shown, more = capped(lines, limit, total)
     return [*shown, *([more] if more else [])]
 
 
@@ -89,8 +93,10 @@ def report_notes(report: Report) -> list[str]:
         notes.append(tr("note.inferred", fields=inferred))
     for path, n in report.gold_type_errors.items():
         notes.append(tr("note.gold_type", n=n, path=path))
+    pages = report.pages
     notes += capped_lines(
-        [_layout_note(d) for d in report.layouts if d.layout and d.layout.missing]
+        [_layout_note(d) for d in report.layouts if d.layout and d.layout.missing],
+        total=pages.with_missing if pages is not None else None,
     )
     notes += capped_lines(report.notes)
     return notes
