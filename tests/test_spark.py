@@ -94,11 +94,21 @@ def assert_same(got: Report, want: Report) -> None:
     assert json.dumps(got.to_dict(), default=str) == json.dumps(want.to_dict(), default=str)
 
 
-def test_invoices_with_sources_equal_the_local_engine(spark: Any) -> None:
-    kwargs: dict[str, Any] = {
-        "config": E / "invoices/config.toml",
-        "sources": E / "invoices/sources",
-    }
+@pytest.mark.parametrize("form", ["folder", "jsonl"])
+def test_invoices_with_sources_equal_the_local_engine(
+    spark: Any, tmp_path: Path, form: str
+) -> None:
+    """Sources from a folder or a JSONL file (read by offset on the driver; with a source no
+    gold document uses): the same report, digest and unused sources as the local engine."""
+    sources: Path = E / "invoices/sources"
+    if form == "jsonl":
+        rows = [
+            {"id": f.stem, "text": f.read_text(encoding="utf-8")} for f in sorted(sources.iterdir())
+        ]
+        rows.insert(3, {"id": "inv-unused", "text": "a source no gold document has"})
+        sources = tmp_path / "sources.jsonl"
+        sources.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    kwargs: dict[str, Any] = {"config": E / "invoices/config.toml", "sources": sources}
     approvals = {("inv-005", "po_number"): "checked", ("inv-404", "total"): None}
     for pred in ("pred_baseline.jsonl", "pred_improved.jsonl"):
         args = (E / "invoices/gold.jsonl", E / "invoices" / pred)
@@ -107,6 +117,7 @@ def test_invoices_with_sources_equal_the_local_engine(spark: Any) -> None:
         assert want.fidelity is not None and want.gold_digest and want.pred_digest
         assert got.gold_source == str(args[0])
         assert_same(got, want)
+        assert want.fidelity.unused_sources == (["inv-unused"] if form == "jsonl" else [])
 
 
 def test_pages_equal_the_local_engine(spark: Any) -> None:

@@ -19,6 +19,7 @@ from ..io.loading import (
     load_predictions,
     predictions_from_rows,
 )
+from ..io.source_file import SourceUse
 from ..io.sources import load_sources, sources_from_gold
 from ..io.spill import CountsSpill
 from ..io.stream import JoinedStream, StreamSummary, first_block_clear
@@ -227,19 +228,20 @@ def score_sets(
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation` updated with every gold
     document in gold order, then its result."""
     extras = extras or Extras()
-    sources, failures, preds = extras.sources, ps.parse_failures, ps.docs
+    failures, preds = ps.parse_failures, ps.docs
     setup: Setup | None = Setup.of(gs, ps, config, profile, extras)
     while setup is not None:  # twice at most: see Evaluation.rescored_setup
         run = Evaluation(setup)
+        used = SourceUse(extras.sources) if extras.sources is not None else None
         with gc_paused():
             for position, (doc_id, gold) in enumerate(gs.docs.items()):
-                source = sources.get(doc_id) if sources is not None else None
+                source = used.get(doc_id) if used is not None else None
                 doc = DocumentInput(
                     position, doc_id, gold, preds.get(doc_id), failures.get(doc_id), source
                 )
                 run.update(doc)
         setup = run.rescored_setup()
-    return run.result(Inputs.of(gs, ps, extras))
+    return run.result(Inputs.of(gs, ps, extras, used))
 
 
 def score_files(
@@ -281,7 +283,7 @@ def score_files(
             # the prescan's setup.
             run = Evaluation(guess, sink=CountsSpill())
             try:
-                summary, with_source = _pass(
+                summary, used = _pass(
                     run, gold, pred, extras, pool, batch_size, StructureWatch(guess)
                 )
             except _StructureFound:
@@ -289,13 +291,13 @@ def score_files(
                 run = None
         if run is None:
             run = Evaluation(_setup_of_files(*args), sink=CountsSpill())
-            summary, with_source = _pass(run, gold, pred, extras, pool, batch_size)
+            summary, used = _pass(run, gold, pred, extras, pool, batch_size)
         again = run.rescored_setup()
         if again is not None:
             log.debug("paths with partly measurements as gold values: scored again")
             run = Evaluation(again, sink=CountsSpill())
-            summary, with_source = _pass(run, gold, pred, extras, pool, batch_size)
-    return run.result(_stream_inputs(summary, extras, with_source))
+            summary, used = _pass(run, gold, pred, extras, pool, batch_size)
+    return run.result(_stream_inputs(summary, extras, used))
 
 
 class _StructureFound(Exception):
@@ -340,20 +342,18 @@ def _pass(
     pool: WorkerPool | None,
     batch_size: int,
     watch: StructureWatch | None = None,
-) -> tuple[StreamSummary, set[str]]:
+) -> tuple[StreamSummary, SourceUse | None]:
     """Every gold document joined and scored into `run` (in `pool` when given); what the
-    stream learnt of the files and the ids of the documents given a source text. With a
-    `watch`, a gold document with a structure key raises :class:`_StructureFound`."""
+    stream learnt of the files and which sources the documents were given. With a `watch`,
+    a gold document with a structure key raises :class:`_StructureFound`."""
     id_key, sources = run.setup.config.id_key, extras.sources
-    with_source: set[str] = set()
+    used = SourceUse(sources) if sources is not None else None
 
     def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
         for j in stream:
             if watch is not None and watch.sees(j.gold):
                 raise _StructureFound
-            source = sources.get(j.id) if sources is not None else None
-            if source is not None:
-                with_source.add(j.id)
+            source = used.get(j.id) if used is not None else None
             yield DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source)
 
     joined = JoinedStream(gold, pred, id_key)
@@ -369,10 +369,10 @@ def _pass(
         else:
             for doc in documents(joined):
                 run.update(doc)
-    return joined.summary, with_source
+    return joined.summary, used
 
 
-def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]) -> Inputs:
+def _stream_inputs(summary: StreamSummary, extras: Extras, used: SourceUse | None) -> Inputs:
     return Inputs(
         gold_source=summary.gold_source,
         pred_source=summary.pred_source,
@@ -381,7 +381,7 @@ def _stream_inputs(summary: StreamSummary, extras: Extras, with_source: set[str]
         unknown_ids=tuple(summary.unknown_ids),
         unattributed=tuple(summary.unattributed),
         unattributed_count=summary.unattributed_count,
-        **Inputs.extras_facts(extras, with_source),
+        **Inputs.extras_facts(extras, used),
     )
 
 

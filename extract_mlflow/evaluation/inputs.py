@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..errors import ConfigError
 from ..io.loading import GoldSet, PredictionSet
+from ..io.source_file import SourceUse
 from ..io.stream import top_keys
 
 if TYPE_CHECKING:
     from ..fidelity.approvals import Approvals
     from ..fidelity.canaries import Canary
 
-__all__ = ["Extras", "Inputs", "Setup", "content_digest", "structure_keys"]
+__all__ = ["Extras", "Inputs", "Setup", "content_digest", "list_digest", "structure_keys"]
 
 
 @dataclass
@@ -44,8 +45,26 @@ def content_digest(value: Any) -> str:
     >>> content_digest([["a", "text"]]) == content_digest([["a", "text"]])
     True
     """
+    return hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def list_digest(items: Iterable[Any]) -> str:
+    """:func:`content_digest` of the list of `items`, its JSON written an item at a time (the
+    list is never held).
+
+    >>> list_digest(iter([["a", "text"], ["b", ""]])) == content_digest([["a", "text"], ["b", ""]])
+    True
+    """
+    digest = hashlib.sha256(b"[")
+    for n, item in enumerate(items):
+        digest.update(b"," + _canonical(item) if n else _canonical(item))
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return text.encode("utf-8")
 
 
 def structure_keys(config: Config) -> tuple[str, ...]:
@@ -158,8 +177,18 @@ class Inputs:
     canaries_digest: str | None = None
 
     @classmethod
-    def of(cls, gs: GoldSet, ps: PredictionSet, extras: Extras | None = None) -> Inputs:
-        """The facts of loaded inputs (in-memory gold rows get a digest of their content)."""
+    def of(
+        cls,
+        gs: GoldSet,
+        ps: PredictionSet,
+        extras: Extras | None = None,
+        used: SourceUse | None = None,
+    ) -> Inputs:
+        """The facts of loaded inputs (in-memory gold rows get a digest of their content);
+        `used`: the sources the gold documents were given, if the pass noted them (else they
+        are looked up for every gold document)."""
+        if used is None and extras is not None and extras.sources is not None:
+            used = SourceUse(extras.sources).add(gs.docs)
         return cls(
             gold_source=gs.source,
             pred_source=ps.source,
@@ -168,21 +197,20 @@ class Inputs:
             unknown_ids=tuple(sorted(set(ps.docs).union(ps.parse_failures).difference(gs.docs))),
             unattributed=tuple(ps.unattributed),
             unattributed_count=ps.unattributed_count,
-            **cls.extras_facts(extras, gs.docs),
+            **cls.extras_facts(extras, used),
         )
 
     @staticmethod
-    def extras_facts(extras: Extras | None, gold_ids: Collection[str]) -> dict[str, Any]:
-        """The digests of the sources (of the gold documents `gold_ids`) and approvals, and
-        the sources no gold document uses (`gold_ids` may hold only the gold ids that have a
-        source)."""
+    def extras_facts(extras: Extras | None, used: SourceUse | None) -> dict[str, Any]:
+        """The digests of the sources the gold documents used (`used`: given when there are
+        sources), of the approvals and canaries, and the sources no gold document used."""
         extras = extras or Extras()
         sources_digest = approvals_digest = None
         unused: tuple[str, ...] = ()
         if extras.sources is not None:
-            src = extras.sources
-            sources_digest = content_digest(sorted((i, src[i]) for i in gold_ids if i in src))
-            unused = tuple(i for i in src if i not in gold_ids)
+            assert used is not None and used.sources is extras.sources
+            sources_digest = list_digest(used.used())  # content_digest of the sorted pairs
+            unused = tuple(used.unused())
         if extras.approvals:
             pairs = sorted([*key, note or ""] for key, note in extras.approvals.items())
             approvals_digest = content_digest(pairs)

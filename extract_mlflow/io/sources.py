@@ -5,7 +5,8 @@ Three ways:
 
 - a folder of ``<id>.txt``, ``<id>.md`` or ``<id>.pdf`` files (the id is the file name without
   its extension; other files are ignored); PDF text is read with pypdf;
-- a JSONL file of ``{"id": ..., "text": ...}`` objects;
+- a JSONL file of ``{"id": ..., "text": ...}`` objects, checked whole at open and read by
+  offset when a text is asked for (:mod:`~extract_mlflow.io.source_file`);
 - a field of the gold line (``--source-key``): :func:`sources_from_gold`.
 
 A source that cannot be read (missing, not UTF-8, a corrupt or encrypted PDF, a bad JSONL line,
@@ -24,22 +25,25 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .source_file import UTF16_BOMS, SourceFile
 
 log = logging.getLogger(__name__)
 
 SOURCE_SUFFIXES = (".txt", ".md", ".pdf")
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-def load_sources(path: str | Path, *, id_key: str = "id", text_key: str = "text") -> dict[str, str]:
-    """Source texts by document id, from a folder or a JSONL file."""
+def load_sources(
+    path: str | Path, *, id_key: str = "id", text_key: str = "text"
+) -> Mapping[str, str]:
+    """Source texts by document id, from a folder (read whole) or a JSONL file (read when
+    asked for: :class:`~extract_mlflow.io.source_file.SourceFile`)."""
     p = Path(path)
     if p.is_dir():
         return _load_folder(p)
     if not p.exists():
         raise InputError(f"{p}: sources not found (expected a folder or a JSONL file)")
     if p.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        return _load_jsonl(p, id_key, text_key)
+        return SourceFile(p, id_key, text_key)
     raise InputError(
         f"{p}: sources must be a folder of <id>.txt/.md/.pdf files or a JSONL file of "
         f'{{"{id_key}": ..., "{text_key}": ...}} objects'
@@ -65,7 +69,7 @@ def read_text(path: Path) -> str:
     """A UTF-8 text file (a UTF-8 or UTF-16 byte-order mark is honoured)."""
     data = _read_bytes(path)
     try:
-        if data.startswith(_UTF16_BOMS):
+        if data.startswith(UTF16_BOMS):
             return data.decode("utf-16")
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -99,42 +103,6 @@ def read_pdf(path: Path) -> str:
     if not text.strip():
         log.warning("%s: the PDF has no text layer (a scan?); nothing to check against", path)
     return text
-
-
-def _load_jsonl(path: Path, id_key: str, text_key: str) -> dict[str, str]:
-    data = _read_bytes(path)
-    if data.startswith(_UTF16_BOMS):
-        raise InputError(f"{path}: file is UTF-16 encoded; save it as UTF-8")
-    out: dict[str, str] = {}
-    for n, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        where = f"{path}, line {n}"
-        doc_id, text = _source_line(raw, where, id_key, text_key, first=n == 1)
-        if doc_id in out:
-            raise InputError(f"{where}: a second source for id {doc_id!r}")
-        out[doc_id] = text
-    return out
-
-
-def _source_line(
-    raw: bytes, where: str, id_key: str, text_key: str, first: bool
-) -> tuple[str, str]:
-    try:
-        line = raw.decode("utf-8-sig" if first else "utf-8")
-        obj = json.loads(line)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{where}: not valid UTF-8 (byte {exc.start + 1})") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: invalid JSON: {exc.msg}") from None
-    if not isinstance(obj, dict):
-        raise InputError(f'{where}: expected an object {{"{id_key}": ..., "{text_key}": ...}}')
-    doc_id, text = obj.get(id_key), obj.get(text_key)
-    if isinstance(doc_id, bool) or not isinstance(doc_id, str | int):
-        raise InputError(f"{where}: '{id_key}' must be a string or an integer")
-    if not isinstance(text, str):
-        raise InputError(f"{where}: '{text_key}' must be a string")
-    return str(doc_id), text
 
 
 def read_approvals(path: str | Path) -> list[tuple[str, dict[str, Any]]]:

@@ -38,6 +38,7 @@ from ..evaluation.evaluate import resolve_call_config
 from ..evaluation.inputs import Extras, Inputs, Setup, structure_keys
 from ..fidelity.approvals import load_approvals
 from ..io.loading import GoldSet, PredictionSet, _read_prediction, gold_object
+from ..io.source_file import SourceUse
 from ..io.sources import load_sources
 from ..io.spill import CountsSpill
 from ..report import Report
@@ -141,18 +142,24 @@ def _score(setup: Setup, unit: str, sources: Any, groups: Iterable[Any]) -> Iter
 
 
 def _merged(
-    blobs: Iterable[bytes], setup: Setup, gnamed: _Named, pnamed: _Named, empty: bool
-) -> tuple[Evaluation, list[str], list[str]]:
-    """The partitions' evaluations merged (one at a time), the unknown ids and the ids that
-    have a source; or the error a reader going through gold, then the predictions, stops at
-    (repeated gold id, empty prediction file, repeated prediction id)."""
+    blobs: Iterable[bytes],
+    setup: Setup,
+    gnamed: _Named,
+    pnamed: _Named,
+    empty: bool,
+    used: SourceUse | None,
+) -> tuple[Evaluation, list[str]]:
+    """The partitions' evaluations merged (one at a time) and the unknown ids, the sources
+    the documents were given noted in `used`; or the error a reader going through gold, then
+    the predictions, stops at (repeated gold id, empty prediction file, repeated prediction id)."""
     run = Evaluation(setup, sink=CountsSpill())
-    gold_repeats, pred_repeats, unknown, with_source = [], [], set(), []
+    gold_repeats, pred_repeats, unknown = [], [], set()
     for blob in blobs:
         part, counts, w, g, p, u = pickle.loads(blob)
         part.sink = CountsSpill.from_portable(counts)
         run.merge(part)
-        with_source += w
+        if used is not None:
+            used.add(w)
         gold_repeats += g
         pred_repeats += p
         unknown.update(u)
@@ -170,7 +177,7 @@ def _merged(
             f"{pnamed.where(second)}: duplicate prediction id '{doc_id}' "
             f"(first on {pnamed.unit()} {first})"
         )
-    return run, sorted(unknown), with_source
+    return run, sorted(unknown)
 
 
 def evaluate(
@@ -257,7 +264,7 @@ def _evaluate(
             PredictionSet({"": dict.fromkeys(carried)}),
         )
         setup = Setup.of(*witness, cfg, profile, extras)  # what Setup.of asks: is a key in any doc
-        src_bc = spark.sparkContext.broadcast(dict(src)) if src is not None else None
+        src_bc = spark.sparkContext.broadcast(dict(src.items())) if src is not None else None
         groups = gold_rows.map(lambda r: (r[2], (r[0], r[1], r[5]))).cogroup(
             pred_rows.filter(lambda r: r[1] is not None).map(lambda r: (r[1], (r[0], r[4])))
         )
@@ -265,19 +272,18 @@ def _evaluate(
         while again is not None:  # twice at most: see Evaluation.rescored_setup
             score = functools.partial(_score, again, pnamed.unit(), src_bc)
             parts = groups.mapPartitions(score).persist(keep)
+            used = SourceUse(src) if src is not None else None
             try:
                 parts.count()  # scored in parallel; then brought to the driver one at a time
                 blobs = parts.toLocalIterator()
-                run, unknown, matched = _merged(blobs, again, gnamed, pnamed, empty)
+                run, unknown = _merged(blobs, again, gnamed, pnamed, empty, used)
             finally:
                 parts.unpersist()
             again = run.rescored_setup()
-        gs = GoldSet(
-            {i: {} for i in matched}, gnamed.source, gold_digest or _digest(gold, gold_lines)
-        )
+        gs = GoldSet({}, gnamed.source, gold_digest or _digest(gold, gold_lines))
         ps = PredictionSet({i: {} for i in unknown}, {}, *unattributed, source=pnamed.source)
         ps.digest = pred_digest or _digest(pred, pred_lines)
-        return run.result(Inputs.of(gs, ps, extras))
+        return run.result(Inputs.of(gs, ps, extras, used))
     finally:
         gold_rows.unpersist()
         if pred_rows is not None:
