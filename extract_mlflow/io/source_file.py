@@ -28,17 +28,17 @@ from ..errors import InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["UTF16_BOMS", "SourceFile", "SourceUse", "id_hash"]
+__all__ = ["UTF16_BOMS", "SourceFile", "SourceUse", "source_line"]
 
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-def id_hash(doc_id: str) -> int:
+def _blake2b(doc_id: str) -> int:
     """A 64-bit hash of an id (blake2b: the same in every process, unlike hash())."""
     return int.from_bytes(hashlib.blake2b(_id_bytes(doc_id), digest_size=8).digest(), "big")
 
 
-_id_hash: Callable[[str], int] = id_hash
+_id_hash: Callable[[str], int] = _blake2b
 """The hash entries are filed by, looked up in the module at each use (a test makes ids
 collide)."""
 
@@ -59,8 +59,8 @@ class SourceFile(Mapping[str, str]):
     """
 
     def __init__(self, path: str | Path, id_key: str = "id", text_key: str = "text") -> None:
-        self.path, self.id_key, self.text_key = Path(path), id_key, text_key
         self._file: IO[bytes] | None = None
+        self.path, self.id_key, self.text_key = Path(path), id_key, text_key
         offsets, hashes, by_id = _scan(self.path, id_key, text_key)
         self._offsets = offsets[by_id]
         """entry -> the byte offset of its line (the entries in id order)"""
