@@ -228,7 +228,7 @@ def _evaluation_parts() -> tuple[Setup, Inputs, list[DocumentInput]]:
     gold = [{"id": f"d{i}", "n": i, "t": "abc"} for i in range(6)]
     pred = [{"id": f"d{i}", "n": i + i % 2, "t": "abc"} for i in range(5)]
     gs, ps = gold_from_rows(gold, "id"), predictions_from_rows(pred, "id")
-    setup = Setup.of(gs, ps, Config(), None, Extras())
+    setup = Setup.of(Config(), None, Extras())
     docs = [DocumentInput(i, d, g, ps.docs.get(d)) for i, (d, g) in enumerate(gs.docs.items())]
     return setup, Inputs.of(gs, ps), docs
 

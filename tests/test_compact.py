@@ -267,7 +267,7 @@ def test_the_compact_columns_cost_a_few_bytes_per_document() -> None:
         for i, d in enumerate(gold)
     ]
     gs, ps = gold_from_rows(gold, "id"), predictions_from_rows(pred, "id")
-    setup = Setup.of(gs, ps, Config())
+    setup = Setup.of(Config())
     docs = [DocumentInput(i, d["id"], d, pred[i]) for i, d in enumerate(gold)]
     one = compact_pass(setup, docs)
     batches = compact_pass(setup, docs[:1000])

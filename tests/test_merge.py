@@ -65,7 +65,7 @@ def prepared(
     gs, ps = load_inputs(gold, pred, cfg)
     src = load_sources(sources, id_key=cfg.id_key) if sources is not None else None
     extras = Extras(sources=src, approvals=approvals, canaries=canaries)
-    setup = Setup.of(gs, ps, cfg, None, extras)
+    setup = Setup.of(cfg, None, extras)
     docs = [
         DocumentInput(i, d, g, ps.docs.get(d), ps.parse_failures.get(d), (src or {}).get(d))
         for i, (d, g) in enumerate(gs.docs.items())

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,7 +31,6 @@ from extract_mlflow.core.runtime import usable_cores
 from extract_mlflow.errors import ConfigError, ExtractMlflowError
 from extract_mlflow.evaluation.accumulator import Extras
 from extract_mlflow.evaluation.evaluate import evaluate, score_files
-from extract_mlflow.io import stream as stream_module
 from extract_mlflow.io.loading import MAX_LINE_BYTES
 from extract_mlflow.io.sources import load_sources
 from extract_mlflow.report import Report
@@ -424,51 +422,23 @@ def test_spawned_workers_equal_one_process(
         thread.join()
 
 
-def test_structure_fields_past_the_first_block(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The workers start on the setup the gold file's first block suggests; structure fields
-    further on are seen in the pass, and it is scored again: one process's report."""
-    table_doc = (EXAMPLES / "tables" / "gold.jsonl").read_text().splitlines()[0] + "\n"
-    gold, pred = [*golds(30), table_doc], [*preds(30), table_doc]
-    with (
-        patch.object(stream_module, "_BLOCK", 256),
-        caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.evaluate"),
-    ):
-        result, _ = parity(tmp_path, gold, pred, 4)
-    assert result[0] == "ok" and json.loads(result[1])["structure"]
-    assert "scored again" in caplog.text
-    caplog.clear()
-    with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.evaluate"):
-        result, _ = parity(tmp_path, gold, pred, 4)  # the first block shows them: no guess
-        assert result[0] == "ok" and "scored again" not in caplog.text
-        result, _ = parity(tmp_path, golds(30), preds(30), 4)  # a guess no document belies
-        assert result[0] == "ok" and "scored again" not in caplog.text
-
-
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [2, 3])
 @pytest.mark.parametrize("in_step", [True, False])
-def test_a_guess_that_a_later_gold_document_belies_is_scored_again(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, workers: int, in_step: bool
+def test_structure_fields_in_the_last_gold_document(
+    tmp_path: Path, workers: int, in_step: bool
 ) -> None:
-    """Structure fields in a gold document past the first block: the pass on the guessed setup
-    (none) sees the document and the files are scored again, to the report of a pass that knew
-    from the start (the first block showing them, no guess): in one process (the pass stops at
-    that document), with workers in lockstep (a worker saw it) and out of step (this process
-    joined it)."""
+    """Structure fields only in the last gold document: the pass needs no guess nor a second
+    pass (the config names the structure keys), and gives the report of the loaded rows: in
+    one process, with workers in lockstep and out of step."""
     table_doc = (EXAMPLES / "tables" / "gold.jsonl").read_text().splitlines()[0] + "\n"
     preds_ = [*preds(30), table_doc]
     gold = write(tmp_path / "gold.jsonl", [*golds(30), table_doc])
     pred = write(tmp_path / "pred.jsonl", preds_ if in_step else preds_[::-1])
-    want = score_files(gold, pred, Config()).to_dict()  # 4 MB first block: it shows the table
-    assert want["structure"]
-    with (
-        patch.object(stream_module, "_BLOCK", 256),
-        caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.evaluate"),
-    ):
-        got = score_files(gold, pred, Config(), workers=workers, batch_size=4).to_dict()
-    assert got == want
-    assert "scored again" in caplog.text
+    want = score_files(gold, pred, Config())
+    assert want.structure is not None
+    assert_compact_same(want, evaluate(gold, pred, stream=False))
+    got = score_files(gold, pred, Config(), workers=workers, batch_size=4)
+    assert got.to_dict() == want.to_dict()
 
 
 def test_a_config_error_comes_after_the_files_defect(tmp_path: Path) -> None:

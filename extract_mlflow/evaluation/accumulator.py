@@ -3,7 +3,7 @@ turn the statistics into a :class:`~extract_mlflow.report.Report`.
 
 ::
 
-    Setup (decided once, from the whole input)     Inputs (facts about the files)
+    Setup (decided by the config, before the pass) Inputs (facts about the files)
         │                                               │
     DocumentInput ──update──► record + side state       │
         (any part, any order)      │                    │
@@ -43,7 +43,7 @@ from ..report import DocumentResult, Report
 from .compact import CompactRecords, RecordSink
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
-from .inputs import Extras, Inputs, Setup, content_digest
+from .inputs import Extras, Inputs, Setup, content_digest, structure_keys
 from .records import latency_ms, tokens_per_doc, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
@@ -93,6 +93,8 @@ class _Tools:
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
     slice_by: tuple[str, ...]
+    structure_keys: tuple[str, ...]
+    """a gold document with one of these keys is scored for structure"""
 
     # Methods, not cached properties: compiled by mypyc, a cached property misbehaves.
     def prepare(
@@ -141,7 +143,7 @@ class Evaluation:
     >>> from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
     >>> gs = gold_from_rows([{"id": "a", "n": 1}, {"id": "b", "n": 2}], "id")
     >>> ps = predictions_from_rows([{"id": "a", "n": 1}, {"id": "b", "n": 3}], "id")
-    >>> setup = Setup.of(gs, ps, Config())
+    >>> setup = Setup.of(Config())
     >>> parts = [Evaluation(setup), Evaluation(setup)]
     >>> for i, (doc_id, gold) in enumerate(gs.docs.items()):
     ...     _ = parts[i].update(DocumentInput(i, doc_id, gold, ps.docs.get(doc_id)))
@@ -169,10 +171,7 @@ class Evaluation:
 
             self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
         self.structure: StructureRecords | None = None
-        if setup.structure:
-            from .structure import StructureRecords  # the structure scorers: for structure only
-
-            self.structure = StructureRecords(cfg.structure.slice_by)
+        """the structure scores (from the first gold document with a structure key on)"""
         self.pages: PageRecords | None = None
         """the pages' results (from the first page or profiled document on)"""
         self._tools: _Tools | None = None
@@ -195,7 +194,8 @@ class Evaluation:
             fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
+        keys = structure_keys(cfg)
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, keys)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -210,9 +210,9 @@ class Evaluation:
             self.config_use.update(gold)
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
-        if self.structure is not None:
+        if any(key in gold for key in tools.structure_keys):
             structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
-            self.structure.add(position, structure)
+            self._structure().add(position, structure)
         if (
             record.layout is not None
             or record.rows_gold is not None
@@ -228,6 +228,13 @@ class Evaluation:
             self.positions.add(position)
             self.documents.append(record)
         return record
+
+    def _structure(self) -> StructureRecords:
+        if self.structure is None:
+            from .structure import StructureRecords  # the structure scorers: for structure only
+
+            self.structure = StructureRecords(self.setup.config.structure.slice_by)
+        return self.structure
 
     def _pages(self) -> PageRecords:
         if self.pages is None:
@@ -299,8 +306,8 @@ class Evaluation:
             self.config_use.merge(other.config_use)
         if self.fidelity is not None and other.fidelity is not None:
             self.fidelity.merge(other.fidelity)
-        if self.structure is not None and other.structure is not None:
-            self.structure.merge(other.structure)
+        if other.structure is not None:
+            self._structure().merge(other.structure)
         if other.pages is not None:
             self._pages().merge(other.pages)
         return self

@@ -22,11 +22,11 @@ from ..io.loading import (
 from ..io.source_file import SourceUse
 from ..io.sources import load_sources, sources_from_gold
 from ..io.spill import CountsSpill
-from ..io.stream import JoinedStream, StreamSummary, first_block_clear
+from ..io.stream import JoinedStream, StreamSummary
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation
-from .inputs import Extras, Inputs, Setup, content_digest, structure_keys
-from .workers import BATCH, StructureWatch, WorkerPool, score_documents, score_lockstep
+from .inputs import Extras, Inputs, Setup, content_digest
+from .workers import BATCH, WorkerPool, score_documents, score_lockstep
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ def score_sets(
     document in gold order, then its result."""
     extras = extras or Extras()
     failures, preds = ps.parse_failures, ps.docs
-    setup: Setup | None = Setup.of(gs, ps, config, profile, extras)
+    setup: Setup | None = Setup.of(config, profile, extras)
     while setup is not None:  # twice at most: see Evaluation.rescored_setup
         run = Evaluation(setup)
         used = SourceUse(extras.sources) if extras.sources is not None else None
@@ -255,8 +255,7 @@ def score_files(
     batch_size: int = BATCH,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
-    the setup (guessed from the gold file's first block, else from a prescan of the files;
-    with the mixed paths of a first pass when it met some, see
+    the setup of the config (with the mixed paths of a first pass when it met some, see
     :meth:`~extract_mlflow.evaluation.accumulator.Evaluation.rescored_setup`),
     the documents joined on id as they are read
     (:class:`~extract_mlflow.io.stream.JoinedStream`), one compact
@@ -271,56 +270,16 @@ def score_files(
     whole pass with `extras` sources (the join decides which source text goes with a
     document), this process joins and the workers score."""
     extras = extras or Extras()
-    args = (gold, pred, config, profile, extras)
-    run: Evaluation | None = None
-    with WorkerPool(workers) if workers > 1 else nullcontext() as pool:
-        with _files_first(gold, pred, config.id_key):
-            guess = _guessed_setup(gold, config, profile, extras)
-        if guess is not None:
-            # The likely setup from the gold file's first block spares the prescan (a read of
-            # the whole gold file, ~0.2 s at 100,000 documents): the pass watches the gold
-            # documents, and one with a structure key past that block has it scored again on
-            # the prescan's setup.
-            run = Evaluation(guess, sink=CountsSpill())
-            try:
-                summary, used = _pass(
-                    run, gold, pred, extras, pool, batch_size, StructureWatch(guess)
-                )
-            except _StructureFound:
-                log.debug("a gold document past the first block has structure fields: scored again")
-                run = None
-        if run is None:
-            run = Evaluation(_setup_of_files(*args), sink=CountsSpill())
-            summary, used = _pass(run, gold, pred, extras, pool, batch_size)
-        again = run.rescored_setup()
-        if again is not None:
-            log.debug("paths with partly measurements as gold values: scored again")
-            run = Evaluation(again, sink=CountsSpill())
-            summary, used = _pass(run, gold, pred, extras, pool, batch_size)
-    return run.result(_stream_inputs(summary, extras, used))
-
-
-class _StructureFound(Exception):
-    """A pass on a guessed setup met a gold document with a structure key: it is scored again."""
-
-
-def _guessed_setup(
-    gold: str | Path, config: Config, profile: str | None, extras: Extras
-) -> Setup | None:
-    """What :meth:`Setup.of_files` most likely gives, from the gold file's first block alone:
-    the setup without structure fields when that block shows no sign of one and no slice
-    attribute asks for the prediction file, else None. A pass started on it is kept only if
-    no gold document carries a structure key (:class:`~.workers.StructureWatch`)."""
-    if config.structure.slice_by or not first_block_clear(gold, structure_keys(config)):
-        return None
-    return Setup.decided(config, profile, extras, structure=False, carried=set())
-
-
-def _setup_of_files(
-    gold: str | Path, pred: str | Path, config: Config, profile: str | None, extras: Extras
-) -> Setup:
     with _files_first(gold, pred, config.id_key):
-        return Setup.of_files(gold, pred, config, profile, extras)
+        setup: Setup | None = Setup.of(config, profile, extras)
+    with WorkerPool(workers) if workers > 1 else nullcontext() as pool:
+        while setup is not None:  # twice at most: see Evaluation.rescored_setup
+            run = Evaluation(setup, sink=CountsSpill())
+            summary, used = _pass(run, gold, pred, extras, pool, batch_size)
+            setup = run.rescored_setup()
+            if setup is not None:
+                log.debug("paths with partly measurements as gold values: scored again")
+    return run.result(_stream_inputs(summary, extras, used))
 
 
 @contextmanager
@@ -341,18 +300,14 @@ def _pass(
     extras: Extras,
     pool: WorkerPool | None,
     batch_size: int,
-    watch: StructureWatch | None = None,
 ) -> tuple[StreamSummary, SourceUse | None]:
     """Every gold document joined and scored into `run` (in `pool` when given); what the
-    stream learnt of the files and which sources the documents were given. With a `watch`,
-    a gold document with a structure key raises :class:`_StructureFound`."""
+    stream learnt of the files and which sources the documents were given."""
     id_key, sources = run.setup.config.id_key, extras.sources
     used = SourceUse(sources) if sources is not None else None
 
     def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
         for j in stream:
-            if watch is not None and watch.sees(j.gold):
-                raise _StructureFound
             source = used.get(j.id) if used is not None else None
             yield DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source)
 
@@ -360,10 +315,7 @@ def _pass(
     with gc_paused():
         if pool is not None:
             if sources is None:
-                seen = watch or StructureWatch(run.setup)
-                rest = score_lockstep(run, gold, pred, pool, seen, batch_size)
-                if watch is not None and watch.seen:
-                    raise _StructureFound
+                rest = score_lockstep(run, gold, pred, pool, batch_size)
                 joined = JoinedStream(gold, pred, id_key, resume=rest)
             score_documents(run, documents(joined), pool, batch_size)
         else:

@@ -1,5 +1,5 @@
-"""What an evaluation is given: the :class:`Setup` every part shares (decided once, from the
-whole input, before the pass), the :class:`Inputs` facts about the input sets that no part sees
+"""What an evaluation is given: the :class:`Setup` every part shares (decided by the config
+and the call, before the pass), the :class:`Inputs` facts about the input sets that no part sees
 alone, and the :class:`Extras` inputs of the optional families.
 
 Plain Python, beside the compiled pass (:mod:`~extract_mlflow.evaluation.accumulator`): these
@@ -12,14 +12,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..errors import ConfigError
 from ..io.loading import GoldSet, PredictionSet
 from ..io.source_file import SourceUse
-from ..io.stream import top_keys
 
 if TYPE_CHECKING:
     from ..fidelity.approvals import Approvals
@@ -74,16 +72,14 @@ def structure_keys(config: Config) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Setup:
-    """What every part of an evaluation must share, decided once from the whole input before
-    the pass: parts merge only under equal setups."""
+    """What every part of an evaluation must share, decided by the config and the call alone
+    (never by the data): parts merge only under equal setups."""
 
     config: Config
     profile: str | None = None
     family_keys: tuple[str, ...] = ()
-    """top-level keys that are not fields: they feed another family (source text, structure)
-    or only describe the gold document (a --slice-by attribute no prediction carries)"""
-    structure: bool = False
-    """the gold set carries structure fields"""
+    """top-level keys that are not fields: the structure keys (``[structure]``'s key names),
+    the top-level key of every ``--slice-by`` attribute, and the ``--source-key`` field"""
     fidelity: bool = False
     """source texts were given (text fidelity runs)"""
     approvals: Approvals | None = None
@@ -95,57 +91,15 @@ class Setup:
     with none, and is scored again when it meets some"""
 
     @classmethod
-    def of(
-        cls,
-        gs: GoldSet,
-        ps: PredictionSet,
-        config: Config,
-        profile: str | None = None,
-        extras: Extras | None = None,
-    ) -> Setup:
-        """The setup of scoring `ps` against `gs` (an unknown `profile` is a ConfigError)."""
-        keys = structure_keys(config)
-        structure = any(k in doc for doc in gs.docs.values() for k in keys)
-        tops = {p.split(".")[0] for p in config.structure.slice_by}
-        carried = {t for t in tops if any(t in doc for doc in ps.docs.values())}
-        return cls.decided(config, profile, extras, structure, carried)
-
-    @classmethod
-    def of_files(
-        cls,
-        gold: str | Path,
-        pred: str | Path,
-        config: Config,
-        profile: str | None = None,
-        extras: Extras | None = None,
-    ) -> Setup:
-        """:meth:`of` the loaded files, decided by a prescan that loads nothing
-        (:func:`~extract_mlflow.io.stream.top_keys`)."""
-        structure = bool(top_keys(gold, structure_keys(config), gold=True, id_key=config.id_key))
-        tops = tuple(dict.fromkeys(p.split(".")[0] for p in config.structure.slice_by))
-        carried = top_keys(pred, tops, gold=False, id_key=config.id_key)
-        return cls.decided(config, profile, extras, structure, carried)
-
-    @classmethod
-    def decided(
-        cls,
-        config: Config,
-        profile: str | None,
-        extras: Extras | None,
-        structure: bool,
-        carried: set[str],
-    ) -> Setup:
-        """The setup once the input is known to carry structure fields or not (`structure`)
-        and which top-level slice attributes the predictions carry (`carried`)."""
+    def of(cls, config: Config, profile: str | None = None, extras: Extras | None = None) -> Setup:
+        """The setup of scoring under `config`, layout `profile` and `extras` (an unknown
+        `profile` is a ConfigError)."""
         if profile is not None and profile not in config.layout.profiles:
             known = ", ".join(sorted(config.layout.profiles)) or "none configured"
             raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
         extras = extras or Extras()
-        family: tuple[str, ...] = structure_keys(config) if structure else ()
-        for path in config.structure.slice_by:
-            top = path.split(".")[0]
-            if top not in carried:
-                family += (top,)
+        tops = tuple(p.split(".")[0] for p in config.structure.slice_by)
+        family = (*structure_keys(config), *tops)
         if extras.source_key:
             family += (extras.source_key,)
         fidelity = extras.sources is not None
@@ -156,7 +110,8 @@ class Setup:
             canaries = parse_canaries(extras.canaries)
         if canaries and not fidelity:
             raise ConfigError("canaries are looked for in the sources: give sources too")
-        return cls(config, profile, family, structure, fidelity, extras.approvals, canaries)
+        family = tuple(dict.fromkeys(family))
+        return cls(config, profile, family, fidelity, extras.approvals, canaries)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from ..io.lockstep import FileIdentity, RawPairs, RawSpan, file_identity, join_i
 from ..io.spill import CountsSpill
 from ..io.stream import Resume, id_hash
 from .accumulator import DocumentInput, Evaluation
-from .inputs import Setup, structure_keys
+from .inputs import Setup
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -186,44 +186,26 @@ def _score_batch(blob: bytes, batch: bytes) -> Evaluation:
     return part
 
 
-class StructureWatch:
-    """Whether a gold document of the pass carries one of the structure keys at its top level,
-    for a pass started on a setup without structure fields (a guess from the gold file's first
-    block: it holds only if no document does, else the pass is scored again)."""
-
-    def __init__(self, setup: Setup) -> None:
-        self.keys = frozenset(() if setup.structure else structure_keys(setup.config))
-        self.seen = False
-
-    def sees(self, gold: dict[str, Any]) -> bool:
-        """Whether `gold` carries one (and remember it)."""
-        if self.keys and not self.keys.isdisjoint(gold):
-            self.seen = True
-        return self.seen
-
-
-_Scored = tuple[Evaluation, "array[int]", bool]
-"""a lockstep run's part, its gold ids' hashes and whether a gold document had a structure key"""
+_Scored = tuple[Evaluation, "array[int]"]
+"""a lockstep run's part and its gold ids' hashes"""
 
 
 def _score_pairs(blob: bytes, span: RawSpan) -> _Scored | None:
-    """A worker's task: the part of a run of raw lines (read here from both files), its gold
-    ids' hashes and what the :class:`StructureWatch` of the setup saw, or None when the run is
-    not in lockstep (the part scored so far is then dropped)."""
+    """A worker's task: the part of a run of raw lines (read here from both files) and its
+    gold ids' hashes, or None when the run is not in lockstep (the part scored so far is then
+    dropped)."""
     run = span.read()
     setup = _setup_of(blob)
     hashes = array("Q")
-    watch = StructureWatch(setup)
     with gc_paused():
         part = Evaluation(setup, sink=CountsSpill())
         for j in join_in_step(run.pairs(), run.position, setup.config.id_key):
             if j is None:
                 return None
             hashes.append(id_hash(j.id))
-            watch.sees(j.gold)
             part.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure))
         part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part, hashes, watch.seen
+    return part, hashes
 
 
 def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
@@ -291,13 +273,12 @@ def score_lockstep(
     gold: str | Path,
     pred: str | Path,
     pool: WorkerPool,
-    watch: StructureWatch,
     size: int = BATCH,
 ) -> Lockstep:
     """Score the leading lockstep pairs of the two files in the pool into `run`, in batches of
     `size` raw pairs; where a :class:`~extract_mlflow.io.stream.JoinedStream` takes over (the
     start of the first batch not in step, or where the pairs ended), with the id hashes of
-    the documents scored. `watch` learns whether the workers saw a structure key."""
+    the documents scored."""
     reader = RawPairs(gold, pred, size)
     gold, pred = Path(gold), Path(pred)
     identities = file_identity(gold), file_identity(pred)
@@ -312,11 +293,11 @@ def score_lockstep(
             task = pool.submit(_score_pairs, blob, RawSpan.of(batch, gold, pred))
             pending.append((batch.start, task))
             while stop is None and len(pending) >= 2 * pool.limit:
-                stop = _merge_next(merged, pending, hashes, watch)
+                stop = _merge_next(merged, pending, hashes)
             if stop is not None:
                 break
         while stop is None and pending:
-            stop = _merge_next(merged, pending, hashes, watch)
+            stop = _merge_next(merged, pending, hashes)
         merged.flush()
     finally:
         batches.close()
@@ -337,15 +318,13 @@ def _merge_next(
     merged: _Merger,
     pending: _Flight,
     hashes: array[int],
-    watch: StructureWatch,
 ) -> Resume | None:
     """Merge the first batch in flight; its start if it was not in lockstep."""
     start, task = pending.popleft()
     done = task.result()
     if done is None:
         return start
-    part, part_hashes, seen = done
-    watch.seen = watch.seen or seen
+    part, part_hashes = done
     merged.add(part)
     hashes.extend(part_hashes)
     return None

@@ -27,7 +27,6 @@ lockstep are :func:`read_gold` and :func:`in_step`, shared by both.
 from __future__ import annotations
 
 import hashlib
-import json
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -380,88 +379,3 @@ class _PredictionIndex:
 def _chain(first: _Line, rest: Iterator[_Line]) -> Iterator[_Line]:
     yield first
     yield from rest
-
-
-# -- prescan: top-level keys, without loading --------------------------------------------------
-
-_BLOCK = 1 << 22
-
-
-def _may_contain(path: Path, needles: tuple[bytes, ...]) -> bool:
-    """Whether the file's bytes hold any of `needles` (or a ``\\u`` escape, which could spell
-    one): a raw search in blocks that overlap by the longest needle."""
-    overlap = max(len(n) for n in (*needles, b"\\u")) - 1
-    tail = b""
-    with path.open("rb") as f:
-        while block := f.read(_BLOCK):
-            window = tail + block
-            if _spells_any(window, needles):
-                return True
-            tail = window[-overlap:] if overlap else b""
-    return False
-
-
-def _needles(keys: tuple[str, ...]) -> tuple[bytes, ...]:
-    """Each key as JSON spells it (quoted)."""
-    return tuple(json.dumps(k).encode("utf-8") for k in keys)
-
-
-def _spells_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
-    """Whether `data` holds any of `needles` or a ``\\u`` escape (which could spell one). A
-    backslash is rare in most files and its search the fastest (one byte): an escape is looked
-    for only where there is one."""
-    return any(n in data for n in needles) or (b"\\" in data and b"\\u" in data)
-
-
-def first_block_clear(path: str | Path, keys: tuple[str, ...]) -> bool:
-    """Whether the file's first block spells none of `keys` (nor any ``\\u`` escape, which
-    could spell one); False when it cannot be read."""
-    try:
-        with Path(path).open("rb") as f:
-            block = f.read(_BLOCK)
-    except OSError:
-        return False
-    return not _spells_any(block, _needles(keys))
-
-
-def top_keys(
-    path: str | Path, keys: tuple[str, ...], *, gold: bool, id_key: str = "id"
-) -> set[str]:
-    """The `keys` that at least one document of the JSONL file carries at its top level: a
-    gold document (`gold`), or a usable prediction (an object with an id, as
-    :func:`load_predictions` keeps it). Exact, without loading the file: a raw byte search for
-    ``"key"`` rules a key out unless the file spells it, or could spell it with a ``\\u``
-    escape; only the lines holding such bytes are parsed. Lines that do not parse are skipped
-    (reading the file for real reports them); an unreadable file gives what was found so far.
-    """
-    path = Path(path)
-    needles = dict(zip(keys, _needles(keys), strict=True))
-    found: set[str] = set()
-    try:
-        if not keys or not _may_contain(path, tuple(needles.values())):
-            return found
-        for _, _, raw in iter_raw_lines(path, _sha256()):
-            if type(raw) is not bytes:
-                continue
-            if b"\\u" not in raw and not any(
-                n in raw for k, n in needles.items() if k not in found
-            ):
-                continue
-            doc = _top_object(raw, gold=gold, id_key=id_key)
-            if doc is not None:
-                found.update(k for k in keys if k in doc)
-                if len(found) == len(keys):
-                    break
-    except (InputError, OSError):
-        pass  # the file's defect is reported when it is read for real
-    return found
-
-
-def _top_object(raw: bytes, *, gold: bool, id_key: str) -> dict[str, Any] | None:
-    if gold:
-        try:
-            return gold_object(raw)
-        except _LineError:
-            return None
-    doc_id, doc, _ = _read_prediction(raw, id_key)
-    return doc if doc_id is not None else None

@@ -35,7 +35,7 @@ from ..core.runtime import gc_paused
 from ..errors import ConfigError, InputError
 from ..evaluation.accumulator import DocumentInput, Evaluation
 from ..evaluation.evaluate import resolve_call_config
-from ..evaluation.inputs import Extras, Inputs, Setup, structure_keys
+from ..evaluation.inputs import Extras, Inputs, Setup
 from ..fidelity.approvals import load_approvals
 from ..io.loading import GoldSet, PredictionSet, _read_prediction, gold_object
 from ..io.source_file import SourceUse
@@ -240,33 +240,27 @@ def _evaluate(
     keep, id_key = StorageLevel.MEMORY_AND_DISK, cfg.id_key
     gold_lines, gnamed = _lines(spark, gold, "gold")
     gold_digest = _digest(gold, gold_lines) if _is_local(gold) else None
-    keys = structure_keys(cfg)
-    gold_rows = _numbered(gold_lines).mapPartitions(functools.partial(_gold_rows, id_key, keys))
+    gold_rows = _numbered(gold_lines).mapPartitions(functools.partial(_gold_rows, id_key))
     gold_rows = gold_rows.persist(keep)
     pred_rows = None
     try:
-        structure = _check_gold(gold_rows, gnamed)
+        _check_gold(gold_rows, gnamed)
         try:
             pred_lines, pnamed = _lines(spark, pred, "prediction")
             pred_digest = _digest(pred, pred_lines) if _is_local(pred) else None
         except InputError:
             _gold_repeat(gold_rows, gnamed)  # a defect of the gold file comes first
             raise
-        tops = tuple(dict.fromkeys(p.split(".")[0] for p in cfg.structure.slice_by))
-        pred_rows = _numbered(pred_lines).mapPartitions(functools.partial(_pred_rows, id_key, tops))
+        pred_rows = _numbered(pred_lines).mapPartitions(functools.partial(_pred_rows, id_key))
         pred_rows = pred_rows.persist(keep)
-        unattributed, carried, empty = _check_predictions(pred_rows, pnamed)
+        unattributed, empty = _check_predictions(pred_rows, pnamed)
         src = load_sources(sources, id_key=id_key) if isinstance(sources, str | Path) else sources
         apps = load_approvals(approvals) if isinstance(approvals, str | Path) else approvals
         extras = Extras(sources=src, approvals=apps, canaries=canaries)
-        witness = (
-            GoldSet({"": dict.fromkeys(structure)}),
-            PredictionSet({"": dict.fromkeys(carried)}),
-        )
-        setup = Setup.of(*witness, cfg, profile, extras)  # what Setup.of asks: is a key in any doc
+        setup = Setup.of(cfg, profile, extras)
         src_bc = spark.sparkContext.broadcast(dict(src.items())) if src is not None else None
-        groups = gold_rows.map(lambda r: (r[2], (r[0], r[1], r[5]))).cogroup(
-            pred_rows.filter(lambda r: r[1] is not None).map(lambda r: (r[1], (r[0], r[4])))
+        groups = gold_rows.map(lambda r: (r[2], (r[0], r[1], r[4]))).cogroup(
+            pred_rows.filter(lambda r: r[1] is not None).map(lambda r: (r[1], (r[0], r[3])))
         )
         again: Setup | None = setup
         while again is not None:  # twice at most: see Evaluation.rescored_setup

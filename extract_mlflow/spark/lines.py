@@ -156,50 +156,47 @@ def _digest(data: Any, lines: Any) -> str:
 # -- checking the lines on the executors -------------------------------------------------------
 
 
-def _gold_rows(id_key: str, keys: tuple[str, ...], rows: Iterable[Any]) -> Iterator[Any]:
-    """(position, line, id or None, defect or None, structure keys present, raw) per line."""
+def _gold_rows(id_key: str, rows: Iterable[Any]) -> Iterator[Any]:
+    """(position, line, id or None, defect or None, raw) per line."""
     for lineno, position, raw in rows:
         try:
             doc = gold_object(raw)
             doc_id = _doc_id(doc, id_key)
         except _LineError as exc:
-            yield position, lineno, None, str(exc), (), raw
+            yield position, lineno, None, str(exc), raw
             continue
-        yield position, lineno, doc_id, None, tuple(k for k in keys if k in doc), raw
+        yield position, lineno, doc_id, None, raw
 
 
 def _gold_summary(rows: Iterable[Any]) -> Iterator[Any]:
-    """Per partition: (documents, earliest defect (line, why) or None, structure keys found)."""
-    n, defect, keys = 0, None, set()
-    for _, lineno, _, problem, present, _ in rows:
+    """Per partition: (documents, earliest defect (line, why) or None)."""
+    n, defect = 0, None
+    for _, lineno, _, problem, _ in rows:
         n += 1
         if problem is not None and (defect is None or lineno < defect[0]):
             defect = (lineno, problem)
-        keys.update(present)
-    yield n, defect, keys
+    yield n, defect
 
 
-def _pred_rows(id_key: str, tops: tuple[str, ...], rows: Iterable[Any]) -> Iterator[Any]:
-    """(line, id or None, problem or None, slice attributes carried, raw) per line."""
+def _pred_rows(id_key: str, rows: Iterable[Any]) -> Iterator[Any]:
+    """(line, id or None, problem or None, raw) per line."""
     for lineno, _, raw in rows:
-        doc_id, doc, problem = _read_prediction(raw, id_key)
-        carried = () if doc is None else tuple(t for t in tops if t in doc)
-        yield lineno, doc_id, problem, carried, raw
+        doc_id, _, problem = _read_prediction(raw, id_key)
+        yield lineno, doc_id, problem, raw
 
 
 def _pred_summary(rows: Iterable[Any]) -> Iterator[Any]:
-    """Per partition: (lines, the first :data:`KEPT_LINES` unattributed (line, why), slice
-    attributes carried, unattributed lines)."""
-    n, carried, unusable = 0, set(), 0
+    """Per partition: (lines, the first :data:`KEPT_LINES` unattributed (line, why),
+    unattributed lines)."""
+    n, unusable = 0, 0
     unattributed: list[tuple[int, str]] = []
-    for lineno, doc_id, problem, present, _ in rows:
+    for lineno, doc_id, problem, _ in rows:
         n += 1
         if doc_id is None:
             unusable += 1
             if len(unattributed) < KEPT_LINES:
                 unattributed.append((lineno, problem))
-        carried.update(present)
-    yield n, unattributed, carried, unusable
+    yield n, unattributed, unusable
 
 
 def _first_repeat(pairs: Any) -> tuple[int, int, str] | None:
@@ -230,9 +227,9 @@ def _gold_repeat(rows: Any, named: _Named, before: int | None = None) -> None:
         )
 
 
-def _check_gold(rows: Any, named: _Named) -> set[str]:
+def _check_gold(rows: Any, named: _Named) -> None:
     """The earliest gold defect as load_gold words it (an InputError; a repeated id before it
-    wins), else the structure keys found in gold. Repeats alone are found while scoring."""
+    wins). Repeats alone are found while scoring."""
     parts = rows.mapPartitions(_gold_summary).collect()
     defects = [p[1] for p in parts if p[1] is not None]
     if defects:
@@ -242,15 +239,13 @@ def _check_gold(rows: Any, named: _Named) -> set[str]:
     if sum(p[0] for p in parts) == 0:
         empty = f"{named.source}: no documents (the file is empty)"
         raise InputError("gold rows: no documents" if named.rows else empty)
-    return set().union(*(p[2] for p in parts))
 
 
-def _check_predictions(rows: Any, named: _Named) -> tuple[tuple[list[str], int], set[str], bool]:
-    """The first :data:`KEPT_LINES` unattributed lines and how many there are, the slice
-    attributes some prediction carries, and whether the file holds no line at all (an error
-    once the gold file is known to be clean)."""
+def _check_predictions(rows: Any, named: _Named) -> tuple[tuple[list[str], int], bool]:
+    """The first :data:`KEPT_LINES` unattributed lines and how many there are, and whether the
+    file holds no line at all (an error once the gold file is known to be clean)."""
     parts = rows.mapPartitions(_pred_summary).collect()
     empty = sum(p[0] for p in parts) == 0 and not named.rows
     unattributed = sorted(u for p in parts for u in p[1])[:KEPT_LINES]
     lines = [f"{named.unit()} {n}: {why}" for n, why in unattributed]
-    return (lines, sum(p[3] for p in parts)), set().union(*(p[2] for p in parts)), empty
+    return (lines, sum(p[2] for p in parts)), empty
