@@ -33,6 +33,7 @@ COMPILED = (
     "fields/normalize.py",
     "fields/scorer.py",
     "evaluation/chunks.py",
+    "io/lines.py",
     "io/loading.py",
     "io/stream.py",
     "io/lockstep.py",

@@ -16,9 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import ConfigError, InputError, evaluate
+from extract_mlflow.io.lines import MAX_DEPTH, MAX_LINE_BYTES
 from extract_mlflow.io.loading import (
-    MAX_DEPTH,
-    MAX_LINE_BYTES,
     gold_from_rows,
     load_gold,
     load_predictions,

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.io.loading import MAX_DEPTH, _fast_object, load_gold, load_predictions
+from extract_mlflow.io.lines import MAX_DEPTH, _fast_object
+from extract_mlflow.io.loading import load_gold, load_predictions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

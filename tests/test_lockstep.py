@@ -1,5 +1,5 @@
 """The raw reader of lockstep batches (:class:`~extract_mlflow.io.lockstep.RawPairs`) against
-the line reader every other pass uses (:class:`~extract_mlflow.io.loading.RawLines`): the same
+the line reader every other pass uses (:class:`~extract_mlflow.io.lines.RawLines`): the same
 lines, line numbers, offsets and hashed bytes, for any block size, and the same place to
 resume where it stops."""
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from extract_mlflow.errors import InputError
 from extract_mlflow.io import lockstep
-from extract_mlflow.io.loading import MAX_LINE_BYTES, RawLines
+from extract_mlflow.io.lines import MAX_LINE_BYTES, RawLines
 from extract_mlflow.io.lockstep import RawPairs, RawSpan, file_identity
 
 _BOMS = {"none": b"", "utf8": b"\xef\xbb\xbf", "utf16": b"\xff\xfe"}

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow.errors import InputError
-from extract_mlflow.io.loading import MAX_LINE_BYTES, load_gold, load_predictions
+from extract_mlflow.io.lines import MAX_LINE_BYTES
+from extract_mlflow.io.loading import load_gold, load_predictions
 from extract_mlflow.io.stream import JoinedStream, id_hash
 
 Outcome = tuple[Any, ...]

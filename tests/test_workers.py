@@ -31,7 +31,7 @@ from extract_mlflow.core.runtime import usable_cores
 from extract_mlflow.errors import ConfigError, ExtractMlflowError
 from extract_mlflow.evaluation.accumulator import Extras
 from extract_mlflow.evaluation.evaluate import evaluate, score_files
-from extract_mlflow.io.loading import MAX_LINE_BYTES
+from extract_mlflow.io.lines import MAX_LINE_BYTES
 from extract_mlflow.io.sources import load_sources
 from extract_mlflow.report import Report
 
@@ -572,3 +572,29 @@ def _until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
             return value
         time.sleep(0.05)
     return None
+
+
+def test_workers_on_inputs_that_do_not_stream_say_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rows (and stream=False) are scored in this process whatever `workers` asks: one warning
+    line says so, and the report is the one of one process. Two files stream: no warning."""
+    gold_rows, pred_rows, _ = make_dataset(12, 3)
+    want = evaluate(gold_rows, pred_rows).to_dict()
+    gold, pred = write_dataset(gold_rows, pred_rows, tmp_path)
+    with caplog.at_level(logging.WARNING, "extract_mlflow.evaluation.evaluate"):
+        assert evaluate(gold_rows, pred_rows, workers=2).to_dict() == want
+        loaded = evaluate(gold, pred, stream=False).to_dict()
+        assert evaluate(gold, pred, workers=2, stream=False).to_dict() == loaded
+        said = [r.getMessage() for r in caplog.records]
+        assert (
+            said
+            == [
+                "workers=2: inputs that are not two JSONL files (rows, loaded sets, a pipe, a "
+                "--source-key or stream=False) are scored in this process"
+            ]
+            * 2
+        )
+        caplog.clear()
+        evaluate(gold, pred, workers=2)
+        assert not caplog.records

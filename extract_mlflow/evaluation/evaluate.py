@@ -41,6 +41,12 @@ __all__ = [
     "score_sets",
 ]
 
+NOT_IN_WORKERS = (
+    "workers=%d: inputs that are not two JSONL files (rows, loaded sets, a pipe, a --source-key "
+    "or stream=False) are scored in this process"
+)
+"""the note :func:`evaluate` logs (a warning) when it cannot give `workers` their part"""
+
 GoldInput = str | Path | Iterable[Mapping[str, Any]] | GoldSet
 PredInput = str | Path | Iterable[Mapping[str, Any] | str] | PredictionSet
 
@@ -116,9 +122,9 @@ def evaluate(
     (:mod:`~extract_mlflow.evaluation.compact`), so memory does not grow with the number of
     documents beyond a few tens of bytes each. The report is the one loading both files gives,
     except that its documents do not keep their per-document mistakes; ``stream=False``
-    loads and keeps everything (rows, loaded sets and ``source_key`` are never streamed).
-    A streamed pass scores in `workers` processes (``0``: one per core) and merges their parts:
-    the same report as one process.
+    loads and keeps everything (rows, loaded sets and ``source_key`` are never streamed, and
+    score in this process: :data:`NOT_IN_WORKERS`). A streamed pass scores in `workers`
+    processes (``0``: one per core) and merges their parts: the same report as one process.
 
     >>> r = evaluate([{"id": 1, "total": 10}], [{"id": 1, "total": "10.00"}])
     >>> r.micro.f1
@@ -129,7 +135,7 @@ def evaluate(
     if stream is not False and source_key is None and _streamable(gold, pred):
         assert isinstance(gold, str | Path) and isinstance(pred, str | Path)
         return _stream(gold, pred, cfg, profile, sources, approvals, canaries, workers)
-    gs, ps = load_inputs(gold, pred, cfg)
+    gs, ps = _loaded(gold, pred, cfg, workers)
     extras = Extras(
         sources=_sources(sources, source_key, gs, cfg),
         source_key=source_key,
@@ -137,6 +143,15 @@ def evaluate(
         canaries=tuple(canaries or ()),
     )
     return score_sets(gs, ps, cfg, profile=profile, extras=extras)
+
+
+def _loaded(
+    gold: GoldInput, pred: PredInput, config: Config, workers: int
+) -> tuple[GoldSet, PredictionSet]:
+    """:func:`load_inputs`, with the warning that `workers` go unused (:data:`NOT_IN_WORKERS`)."""
+    if workers > 1:
+        log.warning(NOT_IN_WORKERS, workers)
+    return load_inputs(gold, pred, config)
 
 
 def resolve_call_config(

@@ -6,7 +6,7 @@ is parsed.
 nor even cuts a line out, so it keeps up with several processes that do (a batch that is not
 plain lines, say one holding a blank line, ends its work: the stream takes over there).
 :func:`join_in_step` parses a batch, one document at a time, with the rules of
-:class:`~extract_mlflow.io.stream.JoinedStream` (:func:`~extract_mlflow.io.stream.read_gold`,
+:class:`~extract_mlflow.io.stream.JoinedStream` (:func:`~extract_mlflow.io.lines.read_gold`,
 :func:`~extract_mlflow.io.stream.in_step`) and gives its documents, or None when any pair of
 the batch is not a clean lockstep pair (a gold line with a defect, a prediction line of
 another id). Such a batch, and everything after it, is the stream's: a
@@ -27,18 +27,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import InputError
-from .loading import (
-    _UTF8_BOM,
-    _UTF16_BOMS,
-    MAX_LINE_BYTES,
-    _LineError,
-    _Oversized,
-    _sha256,
-    open_jsonl,
-)
-from .stream import Joined, Resume, in_step, read_gold
+from .lines import MAX_LINE_BYTES, UTF8_BOM, UTF16_BOMS, Oversized, open_jsonl, read_gold
+from .loading import _sha256
+from .stream import Joined, Resume, in_step
 
-RawPair = tuple[int, "bytes | _Oversized", int, "bytes | _Oversized"]
+RawPair = tuple[int, "bytes | Oversized", int, "bytes | Oversized"]
 """(gold line number, gold line, prediction line number, prediction line)"""
 
 _BLOCK = 1 << 20
@@ -196,13 +189,13 @@ class _Cuts:
             self.f = open_jsonl(self.path)
         except InputError:
             return False
-        while len(self.buf) < len(_UTF8_BOM) and (more := self.f.read(_BLOCK)):
+        while len(self.buf) < len(UTF8_BOM) and (more := self.f.read(_BLOCK)):
             self.buf += more  # enough bytes to tell a byte order mark
-        if self.buf.startswith(_UTF16_BOMS):
+        if self.buf.startswith(UTF16_BOMS):
             return False
-        if self.buf.startswith(_UTF8_BOM):
-            self.hasher.update(_UTF8_BOM)
-            self.buf, self.end = self.buf[len(_UTF8_BOM) :], len(_UTF8_BOM)
+        if self.buf.startswith(UTF8_BOM):
+            self.hasher.update(UTF8_BOM)
+            self.buf, self.end = self.buf[len(UTF8_BOM) :], len(UTF8_BOM)
         return True
 
     def cut(self, n: int) -> tuple[bytes, array[int]] | None:
@@ -300,9 +293,8 @@ def join_in_step(pairs: list[RawPair], position: int, id_key: str) -> Iterator[J
     batch's start, and whatever was made of the documents before is dropped). One document
     at a time: each is scored and let go while its bytes are still in the cache."""
     for k, (_, gold_raw, pred_line, pred_raw) in enumerate(pairs):
-        try:
-            doc, doc_id = read_gold(gold_raw, id_key)
-        except _LineError:
+        doc_id, doc, _ = read_gold(gold_raw, id_key)
+        if doc_id is None or doc is None:
             yield None
             return
         found = in_step((pred_line, 0, pred_raw), doc_id, id_key)

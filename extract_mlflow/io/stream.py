@@ -21,7 +21,7 @@ any defect of the prediction file (which is kept until the gold file has been re
 
 A stream can start where another reader of the same pass stopped (:class:`Resume`: worker
 processes parse the lockstep pairs, :mod:`~extract_mlflow.io.lockstep`); the rules of a pair in
-lockstep are :func:`read_gold` and :func:`in_step`, shared by both.
+lockstep are :func:`~extract_mlflow.io.lines.read_gold` and :func:`in_step`, shared by both.
 """
 
 from __future__ import annotations
@@ -36,19 +36,17 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import InputError
-from .loading import (
+from .lines import (
     MAX_LINE_BYTES,
-    _doc_id,
-    _LineError,
-    _Oversized,
-    _read_prediction,
-    _sha256,
-    gold_object,
+    RECOVER_CHARS,
+    Oversized,
     iter_raw_lines,
-    note_unattributed,
+    read_gold,
+    read_prediction,
 )
+from .loading import _sha256, note_unattributed
 
-_Line = tuple[int, int, "bytes | _Oversized"]
+_Line = tuple[int, int, "bytes | Oversized"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,18 +103,12 @@ _id_hash: Callable[[str], int] = id_hash
 compiled module calls its own functions directly), so that a test can make ids collide."""
 
 
-def read_gold(raw: bytes | _Oversized, id_key: str) -> tuple[dict[str, Any], str]:
-    """A gold line's document and id, or _LineError saying what is wrong with it."""
-    doc = gold_object(raw)
-    return doc, _doc_id(doc, id_key)
-
-
 def in_step(line: _Line, gold_id: str, id_key: str) -> tuple[Any, str | None] | None:
     """(document, failure) when the prediction `line` belongs to `gold_id` (a line that does
     not parse counts when the id recovered from its text is `gold_id`), else None: the
     prediction file is out of gold order from this line on."""
     lineno, _, raw = line
-    doc_id, doc, problem = _read_prediction(raw, id_key)
+    doc_id, doc, problem = read_prediction(raw, id_key)
     if doc_id != gold_id:
         return None
     return doc, None if doc is not None else f"line {lineno}: {problem}"
@@ -201,12 +193,12 @@ class JoinedStream:
 
     # -- gold --------------------------------------------------------------------------------
 
-    def _gold(self, lineno: int, raw: bytes | _Oversized) -> tuple[dict[str, Any], str]:
-        try:
-            return read_gold(raw, self.id_key)
-        except _LineError as exc:
+    def _gold(self, lineno: int, raw: bytes | Oversized) -> tuple[dict[str, Any], str]:
+        doc_id, doc, problem = read_gold(raw, self.id_key)
+        if doc_id is None or doc is None:
             self._check_gold_duplicates(len(self._gold_hashes))  # an earlier defect wins
-            raise InputError(f"{self.gold_path}:{lineno}: {exc}") from None
+            raise InputError(f"{self.gold_path}:{lineno}: {problem}")
+        return doc, doc_id
 
     def _check_gold_duplicates(self, upto: int) -> None:
         """The first repeated id among the first `upto` gold documents, as load_gold says it.
@@ -224,9 +216,8 @@ class JoinedStream:
         first_seen: dict[str, int] = {}
         lines = iter_raw_lines(self.gold_path, _sha256())
         for _, (lineno, _, raw) in zip(range(upto), lines, strict=False):
-            try:
-                doc_id = read_gold(raw, self.id_key)[1]
-            except _LineError:  # read once already: only a file changed since can say this
+            doc_id = read_gold(raw, self.id_key)[0]
+            if doc_id is None:  # read once already: only a file changed since can say this
                 continue
             if _id_hash(doc_id) not in suspects:
                 continue
@@ -285,7 +276,7 @@ class _PredictionIndex:
         lines = rest if first is None else _chain(first, rest)
         for lineno, offset, raw in lines:
             stream.summary.mode = "indexed"  # a line out of gold order (or beyond it)
-            doc_id, _, problem = _read_prediction(raw, stream.id_key)
+            doc_id, _, problem = read_prediction(raw, stream.id_key)
             if doc_id is None:
                 note_unattributed(stream.summary, f"line {lineno}: {problem}")
                 continue
@@ -304,13 +295,13 @@ class _PredictionIndex:
         if self.file is None:
             self.file = self.stream.pred_path.open("rb")
         self.file.seek(offset)
-        raw: bytes | _Oversized = self.file.readline(MAX_LINE_BYTES + 1)
+        raw: bytes | Oversized = self.file.readline(MAX_LINE_BYTES + 1)
         assert isinstance(raw, bytes)
         if offset == 0:
             raw = raw.removeprefix(b"\xef\xbb\xbf")
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            raw = _Oversized(raw[:65536], self._size(offset))
-        return _read_prediction(raw, self.stream.id_key)
+            raw = Oversized(raw[:RECOVER_CHARS], self._size(offset))
+        return read_prediction(raw, self.stream.id_key)
 
     def _size(self, offset: int) -> int:
         assert self.file is not None
@@ -350,7 +341,7 @@ class _PredictionIndex:
         first_seen: dict[str, int] = {}
         try:
             for lineno, _, raw in iter_raw_lines(stream.pred_path, _sha256()):
-                doc_id, _, _ = _read_prediction(raw, stream.id_key)
+                doc_id, _, _ = read_prediction(raw, stream.id_key)
                 if doc_id is None or _id_hash(doc_id) not in suspects:
                     continue
                 if doc_id in first_seen:

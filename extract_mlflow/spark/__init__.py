@@ -37,7 +37,8 @@ from ..evaluation.accumulator import DocumentInput, Evaluation
 from ..evaluation.evaluate import resolve_call_config
 from ..evaluation.inputs import Extras, Inputs, Setup
 from ..fidelity.approvals import load_approvals
-from ..io.loading import GoldSet, PredictionSet, _read_prediction, gold_object
+from ..io.lines import read_gold, read_prediction
+from ..io.loading import GoldSet, PredictionSet
 from ..io.source_file import SourceUse
 from ..io.sources import load_sources
 from ..io.spill import CountsSpill
@@ -128,13 +129,15 @@ def _score(setup: Setup, unit: str, sources: Any, groups: Iterable[Any]) -> Iter
             pdoc = failure = None
             if preds:
                 lineno, praw = preds[0]
-                _, pdoc, problem = _read_prediction(praw, id_key)
+                _, pdoc, problem = read_prediction(praw, id_key)
                 failure = None if pdoc is not None else f"{unit} {lineno}: {problem}"
             position, _, graw = golds[0]
             source = src.get(doc_id) if src is not None else None
             if source is not None:
                 with_source.append(doc_id)
-            run.update(DocumentInput(position, doc_id, gold_object(graw), pdoc, failure, source))
+            gdoc = read_gold(graw, id_key)[1]
+            assert gdoc is not None  # checked by _check_gold
+            run.update(DocumentInput(position, doc_id, gdoc, pdoc, failure, source))
     run.fields.fold()  # the records' mistakes tallied: the part holds a few numbers a document
     run.sink = None  # the counts travel as bytes (the executor's files are not the driver's)
     part = (run, spill.portable(), with_source, gold_repeats, pred_repeats, unknown)

@@ -12,20 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError
-from ..io.loading import (
-    _RECOVER_CHARS,
-    KEPT_LINES,
-    MAX_LINE_BYTES,
-    _doc_id,
-    _LineError,
-    _Oversized,
-    _read_prediction,
-    gold_object,
-)
+from ..io.lines import UTF16_BOMS, read_gold, read_prediction, text_line
+from ..io.loading import KEPT_LINES
 
 INSTALL_HINT = "pip install 'extract-mlflow[spark]'"
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-_Raw = bytes | _Oversized
 
 
 @dataclass(frozen=True)
@@ -92,28 +82,15 @@ def _count(index: int, lines: Iterable[str | None]) -> Iterator[tuple[int, int, 
     n = used = 0
     for i, text in enumerate(lines):
         n += 1
-        used += _raw(text, first=index == 0 and i == 0) is not None
+        used += text_line(text, first=index == 0 and i == 0) is not None
     yield index, n, used
-
-
-def _raw(text: str | None, *, first: bool) -> _Raw | None:
-    """A line's bytes as the local reader sees them (None for a blank line): the UTF-8 BOM of
-    the first line dropped, the line end kept, an over-long line as _Oversized."""
-    if text is None:
-        return None
-    if first and text.startswith("\ufeff"):
-        text = text[1:]
-    raw = text.encode("utf-8", errors="surrogatepass")
-    if len(raw) > MAX_LINE_BYTES:
-        return _Oversized(raw[:_RECOVER_CHARS], len(raw))
-    return raw + b"\n" if raw.strip() else None
 
 
 def _number(index: int, lines: Iterable[str | None], starts: dict[int, tuple[int, int]]) -> Any:
     line, position = starts[index]
     for i, text in enumerate(lines):
         line += 1
-        raw = _raw(text, first=index == 0 and i == 0)
+        raw = text_line(text, first=index == 0 and i == 0)
         if raw is not None:
             yield line, position, raw
             position += 1
@@ -142,7 +119,7 @@ def _digest(data: Any, lines: Any) -> str:
     if _is_local(data):
         with Path(data).open("rb") as f:
             head = f.read(2)
-            if head in _UTF16_BOMS:
+            if head in UTF16_BOMS:
                 raise InputError(f"{Path(data)}: file is UTF-16 encoded; save it as UTF-8")
             h.update(head)
             while chunk := f.read(1 << 20):
@@ -159,13 +136,8 @@ def _digest(data: Any, lines: Any) -> str:
 def _gold_rows(id_key: str, rows: Iterable[Any]) -> Iterator[Any]:
     """(position, line, id or None, defect or None, raw) per line."""
     for lineno, position, raw in rows:
-        try:
-            doc = gold_object(raw)
-            doc_id = _doc_id(doc, id_key)
-        except _LineError as exc:
-            yield position, lineno, None, str(exc), raw
-            continue
-        yield position, lineno, doc_id, None, raw
+        doc_id, _, problem = read_gold(raw, id_key)
+        yield position, lineno, doc_id, problem, raw
 
 
 def _gold_summary(rows: Iterable[Any]) -> Iterator[Any]:
@@ -181,7 +153,7 @@ def _gold_summary(rows: Iterable[Any]) -> Iterator[Any]:
 def _pred_rows(id_key: str, rows: Iterable[Any]) -> Iterator[Any]:
     """(line, id or None, problem or None, raw) per line."""
     for lineno, _, raw in rows:
-        doc_id, _, problem = _read_prediction(raw, id_key)
+        doc_id, _, problem = read_prediction(raw, id_key)
         yield lineno, doc_id, problem, raw
 
 
