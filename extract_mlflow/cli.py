@@ -95,14 +95,14 @@ def main() -> None:
     """
 
 
-def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
+def _render_report(report: Report, fmt: str, extra: dict[str, Any]) -> str:
     if fmt == "json":
         data = report.to_dict()
         data.update(extra)
         return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    if fmt == "md":
-        return str(report.to_markdown())
-    return str(report.to_table())
+    from .views import markdown, table
+
+    return markdown.report_markdown(report) if fmt == "md" else table.report_table(report)
 
 
 def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,5 +1,6 @@
-"""The report of one evaluation: counts per field and per document, derived scores, and its
-views (flat metrics for MLflow, a dict for JSON, markdown, a terminal table, pandas frames).
+"""The report of one evaluation: counts per field and per document, and the scores derived from
+them (flat metrics for MLflow, a dict for JSON). Plain data: its renderings (markdown, a terminal
+table, pandas frames) are functions of :mod:`extract_mlflow.views`.
 
 Scores are always derived from summed counts (never averaged per document), and 0/0 is ``None``
 ("n/a"), never 0 and never 1. The report resamples nothing: the intervals and the per-slice
@@ -22,8 +23,6 @@ from .core.signature import signature_of
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from .fidelity.score import FidelitySummary
     from .pages import LayoutResult, PageSummary
     from .structure.score import StructureSummary
@@ -376,7 +375,7 @@ class Report:
         gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
         return field_keys(paths, gold)
 
-    # -- views -------------------------------------------------------------------------
+    # -- data --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain JSON-ready data (the `--format json` output)."""
         return {
@@ -438,21 +437,3 @@ class Report:
             },
             **({"documents_not_listed": more} if more else {}),
         }
-
-    def to_frame(self, kind: str = "fields") -> pd.DataFrame:
-        """A pandas DataFrame: one row per field (``"fields"``), per document
-        (``"documents"``), or per document and field (``"document_fields"``); ``"counts"``: the
-        per-document counts the paired bootstrap of ``compare`` reads."""
-        from .views.frames import report_frame
-
-        return report_frame(self, kind)
-
-    def to_markdown(self) -> str:
-        from .views.markdown import report_markdown
-
-        return report_markdown(self)
-
-    def to_table(self) -> str:
-        from .views.table import report_table
-
-        return report_table(self)

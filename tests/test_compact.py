@@ -34,6 +34,9 @@ from extract_mlflow.evaluation.records import counts_frame
 from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
 from extract_mlflow.io.spill import CountsSpill
 from extract_mlflow.report import DocumentResult, Report
+from extract_mlflow.views.frames import report_frame
+from extract_mlflow.views.markdown import report_markdown
+from extract_mlflow.views.table import report_table
 
 _PLAIN = [
     "id", "status", "counts", "reason", "layout", "rows_gold", "rows_pred", "tokens",
@@ -54,7 +57,7 @@ def assert_compact_same(got: Report, want: Report) -> None:
     assert got.metrics() == want.metrics()
     pd.testing.assert_frame_equal(counts_frame(got), counts_frame(want))
     for kind in ("documents", "document_fields", "fields"):
-        pd.testing.assert_frame_equal(got.to_frame(kind), want.to_frame(kind))
+        pd.testing.assert_frame_equal(report_frame(got, kind), report_frame(want, kind))
     assert [_plain(d) for d in got.documents] == [_plain(d) for d in want.documents]
     assert len(got.documents) == len(want.documents)
     assert _plain(got.documents[-1]) == _plain(want.documents[-1])
@@ -62,8 +65,8 @@ def assert_compact_same(got: Report, want: Report) -> None:
         assert [_plain(d) for d in got.worst_documents(n)] == [
             _plain(d) for d in want.worst_documents(n)
         ]
-    assert got.to_markdown() == want.to_markdown()
-    assert got.to_table() == want.to_table()
+    assert report_markdown(got) == report_markdown(want)
+    assert report_table(got) == report_table(want)
 
 
 def compact_pass(setup: Setup, docs: list[DocumentInput]) -> Evaluation:

@@ -42,11 +42,9 @@ LAYERS: list[tuple[str, ...]] = [
 """Bottom first; each entry names the top-level modules or packages of one layer."""
 
 PRESENTATION = {
-    # The exported Report and Comparison keep their documented conveniences; each is one line
-    # that imports its view inside the method (never at module level, never anything else).
-    ("report", "views.markdown", "Report.to_markdown"),
-    ("report", "views.table", "Report.to_table"),
-    ("report", "views.frames", "Report.to_frame"),
+    # The exported Comparison keeps its documented conveniences; each is one line that imports
+    # its view inside the method (never at module level, never anything else). A Report has
+    # none: it is plain data, rendered by the functions of views/.
     ("comparison", "views.comparison", "Comparison.to_markdown"),
     ("comparison", "views.comparison", "Comparison.to_table"),
 }
@@ -196,6 +194,15 @@ def test_presentation_imports_stay_inside_their_methods() -> None:
         allowed = {f for x, y, f in PRESENTATION if (x, y) == (a, b)}
         where = {e.function for e in EDGES if e.importer == a and e.imported == b}
         assert where == allowed, f"{a} imports {b} in {sorted(map(str, where))}, not {allowed}"
+
+
+def test_the_report_imports_nothing_of_views() -> None:
+    """Report is plain data: report.py imports no view, not even inside a function (its
+    renderings are functions of views/ that take a report)."""
+    found = [e for e in EDGES if e.importer == "report" and layer(e.imported) >= layer("views")]
+    assert not found, "report.py imports " + ", ".join(
+        f"{e.imported} (line {e.line}, in {e.function or 'the module'})" for e in found
+    )
 
 
 def test_no_cycles() -> None:

@@ -25,6 +25,7 @@ import pytest
 from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation.evaluate import evaluate as local_evaluate
 from extract_mlflow.report import Report
+from extract_mlflow.views.frames import report_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 E = ROOT / "examples"
@@ -186,7 +187,7 @@ def test_2000_messy_synthetic_documents_equal_the_local_engine(spark: Any, tmp_p
     got = spark_evaluate(spark, str(gold), str(pred), slice_by=("batch",))
     assert_same(got, want)
     for kind in ("counts", "document_fields"):  # read from the counts shipped as bytes
-        pd.testing.assert_frame_equal(got.to_frame(kind), want.to_frame(kind))
+        pd.testing.assert_frame_equal(report_frame(got, kind), report_frame(want, kind))
 
 
 def test_dataframes_equal_the_local_engine(spark: Any, tmp_path: Path) -> None:

@@ -36,12 +36,12 @@ STATUSES = ("scored", "missing", "parse_failure")
 
 class _FieldsNotKept(dict[str, list[int]]):
     """`DocumentResult.fields` of a compact evaluation: every read refuses clearly (the
-    per-document field counts are in the counts frame, ``Report.to_frame("counts")``)."""
+    per-document field counts are in the counts frame, ``report_frame(report, "counts")``)."""
 
     def _refuse(self, *_: Any, **__: Any) -> Any:
         raise NotKeptError(
             "per-document field counts are not kept by a streaming evaluation: read them from "
-            "report.to_frame('counts') (documents.parquet)"
+            "report_frame(report, 'counts') (documents.parquet)"
         )
 
     __getitem__ = __iter__ = __len__ = __contains__ = _refuse

@@ -19,8 +19,8 @@ only ``Report.documents`` differs: a
 document from the columns), whose items refuse to give their ``fields`` and ``errors``
 (:class:`~extract_mlflow.errors.NotKeptError`) and carry a page's layout only where it is kept
 (:data:`~extract_mlflow.evaluation.pages.PAGES_LISTED`). The per-document
-field counts are read from the sink (``Report.to_frame("counts")``,
-``Report.to_frame("document_fields")``); the per-document mistakes are not kept (what needs
+field counts are read from the sink (``report_frame(report, "counts")``,
+``report_frame(report, "document_fields")``); the per-document mistakes are not kept (what needs
 them, the diff of two runs, scores with a retaining evaluation).
 
 The state is plain data: picklable, and two parts merge by concatenating their columns.

@@ -1,6 +1,6 @@
 """Paired bootstrap over documents: how sure is a difference between two runs? Pure.
 
-Both runs' per-document count frames (``Report.to_frame("counts")``: id, status, tp, fp, fn,
+Both runs' per-document count frames (``report_frame(report, "counts")``: id, status, tp, fp, fn,
 ``field_tp/<path>``, ``field_fp/<path>``, ``field_fn/<path>``, optionally ``layout_score``) are
 aligned on the document id (:mod:`.pairing`: documents in both runs only; sorted by id, so row
 order never matters). One set of resamples of the documents is drawn with

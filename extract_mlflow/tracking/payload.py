@@ -318,11 +318,12 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an
     InputError (raised before any run exists)."""
     from ..evaluation.slices import count_slices
+    from ..views.markdown import report_markdown
     from ..views.plots import field_robustness_plot, robustness_plot
 
     out = folder / ARTIFACT_DIR
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.md").write_text(report.to_markdown(), encoding="utf-8")
+    (out / "summary.md").write_text(report_markdown(report), encoding="utf-8")
     diagnostics = json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str)
     (out / "diagnostics.json").write_text(diagnostics + "\n", encoding="utf-8")
     write_counts(report, out / "documents.parquet")

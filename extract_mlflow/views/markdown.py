@@ -98,6 +98,9 @@ def _headline_lines(report: Report) -> list[str]:
 
 
 def report_markdown(report: Report) -> str:
+    """The report as markdown (``summary.md``, a CI job summary): the headline scores, the
+    pages, one row per field worst first with a few mistakes, the documents with the most
+    errors, the fidelity and structure sections, then the notes."""
     lines = [
         *_headline_lines(report),
         *_layout_markdown(report),
