@@ -10,10 +10,9 @@ scores are computed by the evaluation (:mod:`extract_mlflow.evaluation.stats`,
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._version import __version__
 from .config import Config
@@ -23,6 +22,10 @@ from .core.signature import signature_of
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pandas as pd
+
     from .fidelity.score import FidelitySummary
     from .pages import LayoutResult, PageSummary
     from .structure.score import StructureSummary
@@ -115,26 +118,42 @@ class DocumentResult:
         return out
 
 
-@runtime_checkable
 class DocumentTable(Protocol):
-    """Documents held as columns (a compact evaluation's
-    :class:`~extract_mlflow.evaluation.compact.DocumentColumns`): what the report reads from
-    them without rebuilding every document."""
+    """The documents of every evaluation, whatever its source, in gold order as columns
+    (:class:`~extract_mlflow.evaluation.columns.DocumentColumns`): a sequence whose items are
+    rebuilt on access, and what the report and its views read without rebuilding them."""
 
-    def with_layout(self) -> list[DocumentResult]: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[DocumentResult]: ...
+    def __getitem__(self, i: int) -> DocumentResult: ...
+    @property
+    def ids(self) -> Sequence[str]: ...
+    @property
+    def positions(self) -> npt.NDArray[np.int64]: ...
+    def count_matrix(self) -> npt.NDArray[Any]:
+        """(documents × 3) tp, fp, fn."""
+
+    def statuses(self, start: int = 0, stop: int | None = None) -> list[str]: ...
+    def reason_at(self, k: int) -> str | None: ...
+    def token_values(self) -> list[float]: ...
     def latencies(self) -> list[float]: ...
     def ids_with(self, status: str) -> list[str]: ...
     def count_with(self, status: str) -> int: ...
+    def with_layout(self) -> list[DocumentResult]: ...
     def worst(self, n: int) -> list[DocumentResult]: ...
+    def field_blocks(self, paths: Sequence[str]) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+        """Per-document counts per field (3 columns per path), in blocks of documents."""
+
+    def field_frame(self) -> pd.DataFrame:
+        """One row per document and field: id, field, tp, fp, fn."""
 
 
 @dataclass
 class Report:
     """Everything one evaluation found. Build it with :func:`extract_mlflow.evaluate`."""
 
-    documents: Sequence[DocumentResult]
-    """in gold order: a list, or a :class:`DocumentTable` from a compact (streaming)
-    evaluation"""
+    documents: DocumentTable
+    """in gold order, as columns (the same table from every source)"""
     fields: dict[str, FieldResult]
     config: Config
     skipped: list[str] = field(default_factory=list)
@@ -188,10 +207,7 @@ class Report:
         first ones in gold order (every one of a smaller set; :attr:`pages` counts them all)."""
         if self.pages is None:
             return []
-        if isinstance(self.documents, DocumentTable):
-            return self.documents.with_layout()
-        listed = set(self.pages.listed)
-        return [d for d in self.documents if d.position in listed]
+        return self.documents.with_layout()
 
     @property
     def layout_score(self) -> float | None:
@@ -213,11 +229,7 @@ class Report:
 
     def latency_ms(self, q: float) -> float | None:
         """The q-quantile (0..1) of the predictions' `latency_ms` (linear interpolation)."""
-        docs = self.documents
-        if isinstance(docs, DocumentTable):
-            values = sorted(docs.latencies())
-        else:
-            values = sorted(d.latency_ms for d in docs if d.latency_ms is not None)
+        values = sorted(self.documents.latencies())
         if not values:
             return None
         pos = q * (len(values) - 1)
@@ -250,9 +262,7 @@ class Report:
     @property
     def parse_failures(self) -> list[str]:
         """The gold documents whose prediction line could not be read."""
-        if isinstance(self.documents, DocumentTable):
-            return self.documents.ids_with("parse_failure")
-        return [d.id for d in self.documents if d.status == "parse_failure"]
+        return self.documents.ids_with("parse_failure")
 
     @property
     def unreadable_lines(self) -> int:
@@ -276,11 +286,7 @@ class Report:
         complete file still counts. Example: 10 gold documents, 9 predicted, 1 broken line
         without an id -> 1/10; 10 predicted and 1 such line -> 1/11.
         """
-        docs = self.documents
-        if isinstance(docs, DocumentTable):
-            missing = docs.count_with("missing")
-        else:
-            missing = sum(1 for d in docs if d.status == "missing")
+        missing = self.documents.count_with("missing")
         extra = max(0, self.unattributed_total - missing)
         return ratio(self.unreadable_lines, len(self.documents) + extra)
 
@@ -295,12 +301,7 @@ class Report:
 
     def worst_documents(self, n: int = 10) -> list[DocumentResult]:
         """The documents with the most errors (FP + FN), ties by id."""
-        if isinstance(self.documents, DocumentTable):
-            return self.documents.worst(n)
-        ranked = heapq.nsmallest(
-            n, self.documents, key=lambda d: (-(d.counts.fp + d.counts.fn), d.id)
-        )
-        return [d for d in ranked if d.counts.fp + d.counts.fn > 0]
+        return self.documents.worst(n)
 
     def signature_params(self) -> dict[str, str]:
         """The params that record how this evaluation was scored (``""``: an input it did not

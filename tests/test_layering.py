@@ -205,6 +205,24 @@ def test_the_report_imports_nothing_of_views() -> None:
     )
 
 
+TABLE_KINDS = {"DocumentTable", "DocumentColumns"}
+
+
+def test_no_isinstance_on_the_kind_of_document_table() -> None:
+    """Every evaluation gives one document table: no module asks which kind it holds."""
+    found = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass")
+                and TABLE_KINDS & {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            ):
+                found.append(f"extract_mlflow/{module.replace('.', '/')} line {node.lineno}")
+    assert not found, "isinstance on the document table:\n" + "\n".join(found)
+
+
 def test_no_cycles() -> None:
     graph: dict[str, set[str]] = {m: set() for m in modules()}
     for e in EDGES:

@@ -40,7 +40,7 @@ from ..core.paths import document_leaves, lookup
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..report import DocumentResult, Report
-from .compact import CompactRecords, RecordSink
+from .compact import CompactRecords, RecordSink, document_table
 from .config_checks import ConfigUse
 from .field_counts import FieldCounts, Smallest, TypeSamples
 from .inputs import Extras, Inputs, Setup, content_digest
@@ -320,12 +320,11 @@ class Evaluation:
     def result(self, inputs: Inputs) -> Report:
         """The report: every aggregate computed over the records in gold order."""
         setup, cfg = self.setup, self.setup.config
-        documents: Sequence[DocumentResult]
         pages = self.pages.summary() if self.pages is not None else None
         if self.compact is not None:
             documents = self.compact.columns(self.sink, pages)
-        else:
-            documents = sorted(self.documents, key=_POSITION)
+        else:  # the records as the same table, their field counts and mistakes beside it
+            documents = document_table(sorted(self.documents, key=_POSITION), pages)
         state = self.fields.state
         report = Report(
             documents=documents,
@@ -350,7 +349,7 @@ class Evaluation:
             warnings=self.config_use.warnings(cfg) if self.config_use is not None else [],
             pages=pages,
         )
-        report.intervals = count_intervals(documents, report.micro, cfg.structure)
+        report.intervals = count_intervals(documents.count_matrix(), report.micro, cfg.structure)
         report.slice_metrics = count_slice_metrics(documents, cfg.structure)
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))

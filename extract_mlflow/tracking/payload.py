@@ -290,16 +290,12 @@ def prompt_file_names(prompts: Sequence[str | Path]) -> list[tuple[Path, str]]:
 
 
 def write_counts(report: Report, path: Path) -> None:
-    """The counts frame as parquet. A streaming evaluation's is written a block of documents
-    at a time (one row group each, never the whole frame in memory)."""
-    from ..evaluation.compact import DocumentColumns
-    from ..evaluation.records import counts_blocks, counts_frame
-
-    if not isinstance(report.documents, DocumentColumns):
-        counts_frame(report).to_parquet(path, index=False)
-        return
+    """The counts frame as parquet, written a block of documents at a time (one row group
+    each, never the whole frame in memory)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from ..evaluation.records import counts_blocks
 
     writer: pq.ParquetWriter | None = None
     try:
