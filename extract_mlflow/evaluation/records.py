@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .compact import STATUSES, DocumentColumns
+from .families import family_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,6 +57,8 @@ def counts_frame(report: Report) -> pd.DataFrame:
         data[f"field_fn/{p}"] = mat[:, i + 2]
     if report.structure is not None:  # per-document structure values, prefixed
         data.update(_prefixed(structure_columns(report.structure, 0, n)))
+    for summary in report.families.values():
+        data.update(family_columns(summary, 0, n))
     return pd.DataFrame(data)
 
 
@@ -93,6 +96,8 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
             data[f"field_fn/{p}"] = block[:, 3 * i + 2]
         if report.structure is not None:  # per-document structure values, prefixed
             data.update(_prefixed(structure_columns(report.structure, start, stop)))
+        for summary in report.families.values():
+            data.update(family_columns(summary, start, stop))
         empty = False
         yield pd.DataFrame(data)
     if empty:
