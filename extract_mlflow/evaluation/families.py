@@ -111,7 +111,8 @@ class FamilyState:
         rank[order] = np.arange(len(order))
         n = len(order)
         columns: dict[str, tuple[Any, Any]] = {}
-        for metric, (at, num, den) in self.metrics.items():
+        for metric in sorted(self.metrics, key=lambda m: _metric_order(family, m)):
+            at, num, den = self.metrics[metric]
             full_num, full_den = np.full(n, np.nan), np.full(n, np.nan)
             where = rank[np.asarray(at, dtype=np.int64)]
             full_num[where] = np.asarray(num, dtype=np.float64)
@@ -127,6 +128,14 @@ class FamilyState:
         return FamilySummary(
             family.name, family.title, family.higher_is_better, values, slices, worst, rows, columns
         )
+
+
+def _metric_order(family: Family, metric: str) -> tuple[bool, str, int, str]:
+    """Headline metrics first (in the family's order), then the parts by name: the same
+    order whichever part met a metric first."""
+    base, _, part = metric.partition("/")
+    known = family.metric_names
+    return (bool(part), part, known.index(base) if base in known else len(known), base)
 
 
 def _family(name: str) -> Family:

@@ -48,10 +48,6 @@ class Family(Protocol):
         """Whether the family runs under this section of a config."""
         ...
 
-    def keys(self, section: Any) -> tuple[str, ...]:
-        """The gold keys it reads (beside the fields: a field scorer leaves them out)."""
-        ...
-
     def definition(self, section: Any) -> str:
         """Its part of the signature: the version of its definitions (the section's values
         are in the config digest already)."""
@@ -105,9 +101,9 @@ class FamilySummary:
     """slice attribute -> its slices, in label order"""
     worst: list[tuple[str, float]] = field(default_factory=list)
     """(document id, value of the first metric): the worst documents, worst first"""
-    rows: Any = None
+    rows: Any = field(default=None, compare=False)
     """the row (gold order) of each document with statistics (numpy int64)"""
-    columns: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    columns: dict[str, tuple[Any, Any]] = field(default_factory=dict, compare=False)
     """metric -> (num, den) per row of :attr:`rows` (numpy float64, NaN: not this metric)"""
 
     def metrics(self) -> dict[str, float]:
