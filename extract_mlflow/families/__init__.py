@@ -7,8 +7,9 @@ the paired comparison, the views) reads this tuple and nothing else names a fami
 from __future__ import annotations
 
 from .base import Family, FamilySlice, FamilySummary, FamilyValue, Statistics
+from .text_accuracy import TEXT_ACCURACY
 
-FAMILIES: tuple[Family, ...] = ()
+FAMILIES: tuple[Family, ...] = (TEXT_ACCURACY,)
 
 __all__ = [
     "FAMILIES",
