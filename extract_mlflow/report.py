@@ -19,6 +19,7 @@ from .config import Config
 from .core.counts import Counts, ratio
 from .core.keys import field_key, field_keys
 from .core.signature import signature_of
+from .families import FamilySummary, by_name
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
@@ -196,6 +197,8 @@ class Report:
     """document-structure metrics (only when gold lines carry structure fields)"""
     pages: PageSummary | None = None
     """the pages' results as columns (only when some document is a page or has a profile)"""
+    families: dict[str, FamilySummary] = field(default_factory=dict)
+    """the metric families that ran (:mod:`extract_mlflow.families`), by name"""
     inferred_types: dict[str, str] = field(default_factory=dict)
     """field path -> the type inferred from *all* of its gold values (no ``type`` in the
     config): ``quantity`` where every gold value is a number with a unit ("1.2 kg")"""
@@ -325,7 +328,17 @@ class Report:
             "canaries_digest": self.canaries_digest or "",
             "teds_definition": teds,
             "anls_definition": anls,
+            "family_definitions": self.family_definitions(),
         }
+
+    def family_definitions(self) -> str:
+        """``name:definition`` of each metric family that ran, comma-separated (``""``)."""
+        parts = []
+        for name in self.families:
+            family = by_name(name)
+            if family is not None:
+                parts.append(f"{name}={family.definition(self.config.section(name))}")
+        return ",".join(parts)
 
     def signature(self) -> str:
         """What makes two evaluations comparable: every input that changes a number (the parts
@@ -367,6 +380,8 @@ class Report:
             merged.update(self.fidelity.metrics(keys))
         if self.structure is not None:
             merged.update(self.structure.metrics())
+        for summary in self.families.values():
+            merged.update(summary.metrics())
         return merged
 
     def field_keys(self) -> dict[str, str]:
@@ -395,6 +410,11 @@ class Report:
             "warnings": self.warnings,
             "fidelity": self.fidelity.to_dict() if self.fidelity is not None else None,
             "structure": self.structure.to_dict() if self.structure is not None else None,
+            **(
+                {"families": {n: s.to_dict() for n, s in self.families.items()}}
+                if self.families
+                else {}
+            ),
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             **self._unlisted(),
@@ -410,6 +430,12 @@ class Report:
             "config_digest": self.config.digest(),
             "scorer_version": self.scorer_version,
         }
+
+    def _families_dict(self) -> dict[str, Any]:
+        """``families``: each metric family's summary (only when some family ran)."""
+        if not self.families:
+            return {}
+        return {"families": {name: s.to_dict() for name, s in self.families.items()}}
 
     def _unlisted(self) -> dict[str, int]:
         """``unattributed_lines_not_listed``: how many such lines the list leaves out (only

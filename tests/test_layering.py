@@ -21,13 +21,14 @@ PKG = "extract_mlflow"
 LAYERS: list[tuple[str, ...]] = [
     ("_version", "errors", "_compiled"),
     ("core",),
+    ("text_accuracy",),  # CER/WER statistics: the text accuracy family's own arithmetic
+    ("families",),  # what each metric family declares (config sections read it)
     ("config",),
     ("io",),
     ("fields",),
     ("pages",),
     ("fidelity",),
     ("structure",),
-    ("text_accuracy",),  # CER/WER statistics; not yet part of the evaluation
     ("report",),
     ("evaluation",),
     ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)

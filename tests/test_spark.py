@@ -357,3 +357,14 @@ def test_cli_engine_local_is_the_default() -> None:
 
     engine = next(p for p in score.params if p.name == "engine")
     assert engine.default == "local"
+
+
+def test_text_accuracy_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    """A metric family (CER/WER) rides on the engine: Spark gives the local report."""
+    gold = ROOT / "tests/golden/inputs/structure_gold.jsonl"
+    pred = ROOT / "tests/golden/inputs/structure_pred.jsonl"
+    config = tmp_path / "config.toml"
+    config.write_text("[text_accuracy]\nregions = true\n", encoding="utf-8")
+    want = local_evaluate(gold, pred, config, slice_by=("scan",))
+    assert "cer" in want.metrics() and "cer_by_scan/0.9" in want.metrics()
+    assert_same(spark_evaluate(spark, gold, pred, config, slice_by=("scan",)), want)

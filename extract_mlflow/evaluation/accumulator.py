@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..fields.normalize import Comparators
@@ -42,6 +44,7 @@ from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..report import DocumentResult, Report
 from .compact import CompactRecords, RecordSink, document_table
 from .config_checks import ConfigUse
+from .families import FamilyState, active_families
 from .field_counts import FieldCounts, Smallest, TypeSamples
 from .inputs import Extras, Inputs, Setup, content_digest
 from .records import latency_ms, tokens_per_doc, usage_tokens
@@ -50,6 +53,7 @@ from .stats import count_intervals
 
 if TYPE_CHECKING:
     from ..config import Config, StructureConfig
+    from ..families import Family
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from ..structure.score import DocumentStructure
@@ -93,6 +97,8 @@ class _Tools:
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
     slice_by: tuple[str, ...]
+    families: tuple[tuple[Family, Any], ...]
+    """the active metric families with their config sections"""
 
     # Methods, not cached properties: compiled by mypyc, a cached property misbehaves.
     def prepare(
@@ -130,6 +136,7 @@ _STATE += (
     "fidelity",
     "structure",
     "pages",
+    "families",
 )  # what an Evaluation pickles besides its setup
 
 
@@ -175,6 +182,10 @@ class Evaluation:
             self.structure = StructureRecords(cfg.structure.slice_by)
         self.pages: PageRecords | None = None
         """the pages' results (from the first page or profiled document on)"""
+        self.families = {
+            f.name: FamilyState(f.name, cfg.structure.slice_by) for f in active_families(cfg)
+        }
+        """the statistics of each active metric family (:mod:`extract_mlflow.families`)"""
         self._tools: _Tools | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -195,7 +206,8 @@ class Evaluation:
             fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
+        families = tuple((f, cfg.section(f.name)) for f in active_families(cfg))
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, families)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -213,6 +225,9 @@ class Evaluation:
         if self.structure is not None:
             structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
             self.structure.add(position, structure)
+        for family, section in tools.families:
+            stats = family.document(gold, pred if doc.failure is None else None, section)
+            self.families[family.name].update(position, doc_id, gold, stats)
         if (
             record.layout is not None
             or record.rows_gold is not None
@@ -303,6 +318,8 @@ class Evaluation:
             self.structure.merge(other.structure)
         if other.pages is not None:
             self._pages().merge(other.pages)
+        for name, state in other.families.items():
+            self.families[name].merge(state)
         return self
 
     def rescored_setup(self) -> Setup | None:
@@ -325,6 +342,7 @@ class Evaluation:
             documents = self.compact.columns(self.sink, pages)
         else:  # the records as the same table, their field counts and mistakes beside it
             documents = document_table(sorted(self.documents, key=_POSITION), pages)
+        positions = np.asarray(documents.positions, dtype=np.int64)
         state = self.fields.state
         report = Report(
             documents=documents,
@@ -355,6 +373,9 @@ class Evaluation:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         if self.structure is not None:
             report.structure = self.structure.summary(cfg.structure)
+        report.families = {
+            name: state.summary(positions, cfg.structure) for name, state in self.families.items()
+        }
         return report
 
     def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:

@@ -9,6 +9,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .families import family_columns
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -55,6 +57,8 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
             data[f"field_fn/{p}"] = block[:, 3 * i + 2]
         if report.structure is not None:  # per-document structure values, prefixed
             data.update(_prefixed(structure_columns(report.structure, start, stop)))
+        for summary in report.families.values():
+            data.update(family_columns(summary, start, stop))
         empty = False
         yield pd.DataFrame(data)
     if empty:

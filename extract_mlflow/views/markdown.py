@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
 from ..core.text import compact, escape_pipes, fmt, md_cell, safe_lines
+from .families import family_markdown
 from .sections import (
     FIELDS_LISTED,
     _field_row,
@@ -146,6 +147,8 @@ def report_markdown(report: Report) -> str:
         lines += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
         lines += ["", *_structure_lines(report.structure)]
+    for summary in report.families.values():
+        lines += ["", *family_markdown(summary)]
     notes = report_notes(report)
     if notes:
         lines += ["", tr("md.notes"), "", *[f"- {n}" for n in notes]]
