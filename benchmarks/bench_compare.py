@@ -8,7 +8,7 @@ from the two metric dicts and the two ``documents.parquet`` frames in memory to 
 :class:`~extract_mlflow.compare.Comparison` (bootstrap, flips, regressed documents, gates).
 
 The two runs are synthetic counts frames built directly with numpy (the shape of
-``Report.to_frame("counts")``): every document has ``--fields`` fields with 0–3 gold leaves
+``report_frame(report, "counts")``): every document has ``--fields`` fields with 0–3 gold leaves
 each; the baseline gets 88 % of leaves right, the candidate 87 %, with independent errors.
 """
 

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     from .tracking.promote import promote
     from .tracking.runs import LoggedRun
     from .views.feedback import feedback_text, field_hints
+    from .views.frames import report_frame
+    from .views.markdown import report_markdown
+    from .views.table import report_table
 
 _LAZY = {
     "Config": "config",
@@ -57,6 +60,9 @@ _LAZY = {
     "log_iterations": "tracking.iterations",
     "feedback_text": "views.feedback",
     "field_hints": "views.feedback",
+    "report_frame": "views.frames",
+    "report_markdown": "views.markdown",
+    "report_table": "views.table",
     "Comparison": "comparison",
     "ScoredRun": "comparison",
     "compare": "comparison",
@@ -99,6 +105,9 @@ __all__ = [
     "log_iterations",
     "log_report",
     "promote",
+    "report_frame",
+    "report_markdown",
+    "report_table",
 ]
 
 

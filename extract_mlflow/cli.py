@@ -36,7 +36,7 @@ from .cli_options import (
     timeout_option,
     tracking_options,
 )
-from .cli_scoring import scored_report
+from .cli_scoring import bar_options, metric_bars, report_failures, scored_report
 from .core.language import tr
 
 if TYPE_CHECKING:
@@ -95,14 +95,14 @@ def main() -> None:
     """
 
 
-def _render_report(report: Any, fmt: str, extra: dict[str, Any]) -> str:
+def _render_report(report: Report, fmt: str, extra: dict[str, Any]) -> str:
     if fmt == "json":
         data = report.to_dict()
         data.update(extra)
         return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
-    if fmt == "md":
-        return str(report.to_markdown())
-    return str(report.to_table())
+    from .views import markdown, table
+
+    return markdown.report_markdown(report) if fmt == "md" else table.report_table(report)
 
 
 def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -147,6 +147,7 @@ def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     callback=parse_field_min,
     help="Gate: exit 1 when this field's F1 is below X (repeatable), e.g. 'line_items[].qty=0.9'.",
 )
+@bar_options
 @scoring_options
 @click.option(
     "--canary",
@@ -189,6 +190,8 @@ def score(
     id_key: str | None,
     min_f1: float | None,
     field_min: list[tuple[str, float]],
+    min_bars: tuple[str, ...],
+    max_bars: tuple[str, ...],
     text_key: str | None,
     profile: str | None,
     sources: Path | None,
@@ -223,14 +226,11 @@ def score(
         uri = resolve_tracking_uri(tracking_uri)
         check_user_keys(params, tags)
         check_reachable(uri)
+    bars = metric_bars(min_bars, max_bars)
     evaluating = _pick(options, (*EVALUATE_OPTIONS, "canaries", "workers"))
     engine_options = _pick(options, ("engine", "spark_master"))
     report = scored_report(gold, pred, config_path, strict, evaluating, **engine_options)
-    failures: list[str] = []
-    if min_f1 is not None or field_min:  # the gate modules (~8 ms) load only for a gate
-        from .gate_checks import check_report
-
-        failures = check_report(report, min_f1, field_min)
+    failures = report_failures(report, min_f1, field_min, bars)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
         extra |= _logged_run(report, _pick(options, _LOG_OPTIONS))

@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import click
 
 from .cli_options import say
 from .core.language import tr
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .gates import Gate
     from .report import Report
+
+
+def bar_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--min METRIC=X`` and ``--max METRIC=X``: score-time bars on any logged metric."""
+    for name, word, example in (("max", "above", "cer=0.02"), ("min", "below", "recall=0.9")):
+        command = click.option(
+            f"--{name}",
+            f"{name}_bars",
+            multiple=True,
+            metavar="METRIC=X",
+            help=f"Gate: exit 1 when this metric (or glob) is {word} X (repeatable), "
+            f"e.g. '{example}'.",
+        )(command)
+    return command
+
+
+def metric_bars(min_bars: Sequence[str], max_bars: Sequence[str]) -> list[Gate]:
+    """The gates of ``--min``/``--max`` (the gate modules, ~8 ms, load only for a bar)."""
+    if not min_bars and not max_bars:
+        return []
+    from .gates import parse_shortcuts
+
+    return parse_shortcuts(min=min_bars, max=max_bars)
 
 
 def scored_report(
@@ -62,3 +88,15 @@ def _say_capped(workers: object) -> None:
     cores = usable_cores()
     if isinstance(workers, int) and not isinstance(workers, bool) and workers > cores:
         say(f"warning: {tr('cli.workers_capped', workers=workers, cores=cores)}")
+
+
+def report_failures(
+    report: Report, min_f1: float | None, field_min: list[tuple[str, float]], bars: list[Gate]
+) -> list[str]:
+    """Every score-time bar the report misses (``--min-f1``, ``--field-min``, ``--min``,
+    ``--max``), one sentence each."""
+    if min_f1 is None and not field_min and not bars:
+        return []
+    from .gate_checks import check_report
+
+    return check_report(report, min_f1, field_min, bars)

@@ -23,6 +23,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -30,6 +31,7 @@ from pydantic import (
 
 from .core.paths import EMPTY_KINDS, PATH_PATTERN, EmptyKind
 from .errors import ConfigError
+from .families import FAMILIES, by_name
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
 FIELD_TYPES: tuple[str, ...] = FieldType.__args__  # type: ignore[attr-defined]
@@ -171,6 +173,30 @@ class Config(_Strict):
     layout: LayoutConfig = Field(default_factory=LayoutConfig)
     fidelity: FidelityConfig = Field(default_factory=FidelityConfig)
     structure: StructureConfig = Field(default_factory=StructureConfig)
+    _sections: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
+    """the sections of the metric families (:mod:`extract_mlflow.families`) that the config
+    sets, by family name: read with :meth:`section`, set with :meth:`with_section`"""
+
+    def section(self, family: str) -> Any:
+        """The config section of a registered metric family (its defaults when not set)."""
+        found = self._sections.get(family)
+        if found is not None:
+            return found
+        registered = by_name(family)
+        if registered is None:
+            raise KeyError(f"no metric family {family!r}")
+        return registered.section()
+
+    def with_section(self, family: str, section: BaseModel | dict[str, Any]) -> Config:
+        """A copy with the section of the metric family `family` set (a model or a
+        mapping of its keys)."""
+        registered = by_name(family)
+        if registered is None:
+            raise KeyError(f"no metric family {family!r}")
+        model = section if isinstance(section, BaseModel) else registered.section(**section)
+        copy = self.model_copy()
+        copy._sections = {**self._sections, family: model}
+        return copy
 
     @field_validator("fields")
     @classmethod
@@ -196,6 +222,9 @@ class Config(_Strict):
             del data["empty_as_null"]
         if self.structure.anls == "normalized":
             del data["structure"]["anls"]  # likewise: the rule from before the key existed
+        for name, section in sorted(self._sections.items()):
+            if section != type(section)():  # a family left at its defaults is off: left out
+                data[name] = section.model_dump(mode="json", **kwargs)
         return data
 
     def digest(self) -> str:
@@ -210,11 +239,11 @@ class Config(_Strict):
         return tomli_w.dumps(self._dump(exclude_none=True))
 
 
-def _format_validation_error(source: str, err: ValidationError) -> str:
+def _format_validation_error(source: str, err: ValidationError, within: str = "") -> str:
     errors = err.errors()
     # an unknown key explains a "field required" next to it (a typo), so it is named first
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    key = ".".join(str(p) for p in first["loc"]) or "<root>"
+    key = ".".join([*([within] if within else []), *(str(p) for p in first["loc"])]) or "<root>"
     if first["type"] == "extra_forbidden":
         return f"{source}: unknown config key '{key}'"
     return f"{source}: config key '{key}': {first['msg']}"
@@ -224,10 +253,19 @@ def config_from_mapping(data: dict[str, Any], source: str = "config") -> Config:
     """Validate a mapping into a :class:`Config`; errors name the offending key."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a table/object, not {type(data).__name__}")
+    sections = {f.name: data[f.name] for f in FAMILIES if f.name in data}
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate({k: v for k, v in data.items() if k not in sections})
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
+    for name, value in sections.items():  # a metric family's section (extract_mlflow.families)
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: config key '{name}' must be a table")
+        try:
+            config = config.with_section(name, value)
+        except ValidationError as err:
+            raise ConfigError(_format_validation_error(source, err, name)) from None
+    return config
 
 
 def load_config(path: str | Path | None) -> Config:

@@ -272,7 +272,7 @@ def flip_details(
     frame_a: pd.DataFrame, frame_b: pd.DataFrame, fixed: Iterable[str], broke: Iterable[str]
 ) -> tuple[Flip, ...]:
     """The flipped documents (ids from a comparison) with the fields whose per-document counts
-    differ between the two count frames (``Report.to_frame("counts")``), ordered by id."""
+    differ between the two count frames (``report_frame(report, "counts")``), ordered by id."""
     paths = list(dict.fromkeys([*field_paths(frame_b), *field_paths(frame_a)]))
     wanted = sorted([(i, FIXED) for i in fixed] + [(i, BROKE) for i in broke])
     ids = [doc_id for doc_id, _ in wanted]

@@ -260,7 +260,10 @@ def evaluate_gates(
 
 
 def check_report(
-    report: Report, min_f1: float | None, field_bars: list[tuple[str, float]]
+    report: Report,
+    min_f1: float | None,
+    field_bars: list[tuple[str, float]],
+    bars: Sequence[Gate] = (),
 ) -> list[str]:
     """Every bar the report misses, each as one sentence; empty when all pass.
 
@@ -289,6 +292,9 @@ def check_report(
         f1 = report.fields[real].counts.f1
         if f1 is None or f1 < bar:
             failures.append(f"field_f1/{real} {fmt(f1)} is below {bar:g}")
+    if bars:  # --min / --max METRIC=X: a threshold on any metric the report logs (or a glob)
+        for result in evaluate_gates(bars, None, report.metrics()):
+            failures += result.reasons
     return failures
 
 

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .config import read_settings
 from .core.paths import strip_list_marks
 from .errors import ConfigError
+from .families import lower_is_better as family_lower_is_better
 
 if TYPE_CHECKING:
     pass
@@ -84,6 +85,8 @@ def higher_is_better(metric: str) -> bool:
     slice_match = _SLICE.match(metric)
     base = slice_match.group("base") if slice_match else metric
     base = base.removeprefix("best_")
+    if family_lower_is_better(base):  # a metric family's own declaration
+        return False
     return not any(fnmatchcase(base, pattern) for pattern in LOWER_IS_BETTER)
 
 

@@ -1,5 +1,6 @@
-"""The report of one evaluation: counts per field and per document, derived scores, and its
-views (flat metrics for MLflow, a dict for JSON, markdown, a terminal table, pandas frames).
+"""The report of one evaluation: counts per field and per document, and the scores derived from
+them (flat metrics for MLflow, a dict for JSON). Plain data: its renderings (markdown, a terminal
+table, pandas frames) are functions of :mod:`extract_mlflow.views`.
 
 Scores are always derived from summed counts (never averaged per document), and 0/0 is ``None``
 ("n/a"), never 0 and never 1. The report resamples nothing: the intervals and the per-slice
@@ -9,19 +10,21 @@ scores are computed by the evaluation (:mod:`extract_mlflow.evaluation.stats`,
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._version import __version__
 from .config import Config
 from .core.counts import Counts, ratio
 from .core.keys import field_key, field_keys
 from .core.signature import signature_of
+from .families import FamilySummary, by_name
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
     from .fidelity.score import FidelitySummary
@@ -116,26 +119,42 @@ class DocumentResult:
         return out
 
 
-@runtime_checkable
 class DocumentTable(Protocol):
-    """Documents held as columns (a compact evaluation's
-    :class:`~extract_mlflow.evaluation.compact.DocumentColumns`): what the report reads from
-    them without rebuilding every document."""
+    """The documents of every evaluation, whatever its source, in gold order as columns
+    (:class:`~extract_mlflow.evaluation.columns.DocumentColumns`): a sequence whose items are
+    rebuilt on access, and what the report and its views read without rebuilding them."""
 
-    def with_layout(self) -> list[DocumentResult]: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[DocumentResult]: ...
+    def __getitem__(self, i: int) -> DocumentResult: ...
+    @property
+    def ids(self) -> Sequence[str]: ...
+    @property
+    def positions(self) -> npt.NDArray[np.int64]: ...
+    def count_matrix(self) -> npt.NDArray[Any]:
+        """(documents × 3) tp, fp, fn."""
+
+    def statuses(self, start: int = 0, stop: int | None = None) -> list[str]: ...
+    def reason_at(self, k: int) -> str | None: ...
+    def token_values(self) -> list[float]: ...
     def latencies(self) -> list[float]: ...
     def ids_with(self, status: str) -> list[str]: ...
     def count_with(self, status: str) -> int: ...
+    def with_layout(self) -> list[DocumentResult]: ...
     def worst(self, n: int) -> list[DocumentResult]: ...
+    def field_blocks(self, paths: Sequence[str]) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+        """Per-document counts per field (3 columns per path), in blocks of documents."""
+
+    def field_frame(self) -> pd.DataFrame:
+        """One row per document and field: id, field, tp, fp, fn."""
 
 
 @dataclass
 class Report:
     """Everything one evaluation found. Build it with :func:`extract_mlflow.evaluate`."""
 
-    documents: Sequence[DocumentResult]
-    """in gold order: a list, or a :class:`DocumentTable` from a compact (streaming)
-    evaluation"""
+    documents: DocumentTable
+    """in gold order, as columns (the same table from every source)"""
     fields: dict[str, FieldResult]
     config: Config
     skipped: list[str] = field(default_factory=list)
@@ -178,6 +197,8 @@ class Report:
     """document-structure metrics (only when gold lines carry structure fields)"""
     pages: PageSummary | None = None
     """the pages' results as columns (only when some document is a page or has a profile)"""
+    families: dict[str, FamilySummary] = field(default_factory=dict)
+    """the metric families that ran (:mod:`extract_mlflow.families`), by name"""
     inferred_types: dict[str, str] = field(default_factory=dict)
     """field path -> the type inferred from *all* of its gold values (no ``type`` in the
     config): ``quantity`` where every gold value is a number with a unit ("1.2 kg")"""
@@ -189,10 +210,7 @@ class Report:
         first ones in gold order (every one of a smaller set; :attr:`pages` counts them all)."""
         if self.pages is None:
             return []
-        if isinstance(self.documents, DocumentTable):
-            return self.documents.with_layout()
-        listed = set(self.pages.listed)
-        return [d for d in self.documents if d.position in listed]
+        return self.documents.with_layout()
 
     @property
     def layout_score(self) -> float | None:
@@ -214,11 +232,7 @@ class Report:
 
     def latency_ms(self, q: float) -> float | None:
         """The q-quantile (0..1) of the predictions' `latency_ms` (linear interpolation)."""
-        docs = self.documents
-        if isinstance(docs, DocumentTable):
-            values = sorted(docs.latencies())
-        else:
-            values = sorted(d.latency_ms for d in docs if d.latency_ms is not None)
+        values = sorted(self.documents.latencies())
         if not values:
             return None
         pos = q * (len(values) - 1)
@@ -251,9 +265,7 @@ class Report:
     @property
     def parse_failures(self) -> list[str]:
         """The gold documents whose prediction line could not be read."""
-        if isinstance(self.documents, DocumentTable):
-            return self.documents.ids_with("parse_failure")
-        return [d.id for d in self.documents if d.status == "parse_failure"]
+        return self.documents.ids_with("parse_failure")
 
     @property
     def unreadable_lines(self) -> int:
@@ -277,11 +289,7 @@ class Report:
         complete file still counts. Example: 10 gold documents, 9 predicted, 1 broken line
         without an id -> 1/10; 10 predicted and 1 such line -> 1/11.
         """
-        docs = self.documents
-        if isinstance(docs, DocumentTable):
-            missing = docs.count_with("missing")
-        else:
-            missing = sum(1 for d in docs if d.status == "missing")
+        missing = self.documents.count_with("missing")
         extra = max(0, self.unattributed_total - missing)
         return ratio(self.unreadable_lines, len(self.documents) + extra)
 
@@ -296,12 +304,7 @@ class Report:
 
     def worst_documents(self, n: int = 10) -> list[DocumentResult]:
         """The documents with the most errors (FP + FN), ties by id."""
-        if isinstance(self.documents, DocumentTable):
-            return self.documents.worst(n)
-        ranked = heapq.nsmallest(
-            n, self.documents, key=lambda d: (-(d.counts.fp + d.counts.fn), d.id)
-        )
-        return [d for d in ranked if d.counts.fp + d.counts.fn > 0]
+        return self.documents.worst(n)
 
     def signature_params(self) -> dict[str, str]:
         """The params that record how this evaluation was scored (``""``: an input it did not
@@ -325,7 +328,17 @@ class Report:
             "canaries_digest": self.canaries_digest or "",
             "teds_definition": teds,
             "anls_definition": anls,
+            "family_definitions": self.family_definitions(),
         }
+
+    def family_definitions(self) -> str:
+        """``name:definition`` of each metric family that ran, comma-separated (``""``)."""
+        parts = []
+        for name in self.families:
+            family = by_name(name)
+            if family is not None:
+                parts.append(f"{name}={family.definition(self.config.section(name))}")
+        return ",".join(parts)
 
     def signature(self) -> str:
         """What makes two evaluations comparable: every input that changes a number (the parts
@@ -367,6 +380,8 @@ class Report:
             merged.update(self.fidelity.metrics(keys))
         if self.structure is not None:
             merged.update(self.structure.metrics())
+        for summary in self.families.values():
+            merged.update(summary.metrics())
         return merged
 
     def field_keys(self) -> dict[str, str]:
@@ -376,7 +391,7 @@ class Report:
         gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
         return field_keys(paths, gold)
 
-    # -- views -------------------------------------------------------------------------
+    # -- data --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Everything as plain JSON-ready data (the `--format json` output)."""
         return {
@@ -395,6 +410,11 @@ class Report:
             "warnings": self.warnings,
             "fidelity": self.fidelity.to_dict() if self.fidelity is not None else None,
             "structure": self.structure.to_dict() if self.structure is not None else None,
+            **(
+                {"families": {n: s.to_dict() for n, s in self.families.items()}}
+                if self.families
+                else {}
+            ),
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             **self._unlisted(),
@@ -410,6 +430,12 @@ class Report:
             "config_digest": self.config.digest(),
             "scorer_version": self.scorer_version,
         }
+
+    def _families_dict(self) -> dict[str, Any]:
+        """``families``: each metric family's summary (only when some family ran)."""
+        if not self.families:
+            return {}
+        return {"families": {name: s.to_dict() for name, s in self.families.items()}}
 
     def _unlisted(self) -> dict[str, int]:
         """``unattributed_lines_not_listed``: how many such lines the list leaves out (only
@@ -438,21 +464,3 @@ class Report:
             },
             **({"documents_not_listed": more} if more else {}),
         }
-
-    def to_frame(self, kind: str = "fields") -> pd.DataFrame:
-        """A pandas DataFrame: one row per field (``"fields"``), per document
-        (``"documents"``), or per document and field (``"document_fields"``); ``"counts"``: the
-        per-document counts the paired bootstrap of ``compare`` reads."""
-        from .views.frames import report_frame
-
-        return report_frame(self, kind)
-
-    def to_markdown(self) -> str:
-        from .views.markdown import report_markdown
-
-        return report_markdown(self)
-
-    def to_table(self) -> str:
-        from .views.table import report_table
-
-        return report_table(self)

@@ -324,6 +324,8 @@ def assert_run_holds_report(
         TABLE_FILE,
         report_params,
     )
+    from extract_mlflow.views.frames import report_frame
+    from extract_mlflow.views.markdown import report_markdown
 
     run = client.get_run(run_id)
     metrics = report.metrics()
@@ -350,17 +352,17 @@ def assert_run_holds_report(
     } | prompt_files
     assert expected <= artifact_paths(client, run_id, "eval")
     local = Path(client.download_artifacts(run_id, "eval", str(tmp_path)))
-    assert (local / "summary.md").read_text(encoding="utf-8") == report.to_markdown()
+    assert (local / "summary.md").read_text(encoding="utf-8") == report_markdown(report)
     diagnostics = json.loads((local / "diagnostics.json").read_text(encoding="utf-8"))
     assert diagnostics == json.loads(json.dumps(report.to_dict(), default=str))
     frame = pd.read_parquet(local / "documents.parquet")
-    pd.testing.assert_frame_equal(frame, report.to_frame("counts"))
+    pd.testing.assert_frame_equal(frame, report_frame(report, "counts"))
     assert (local / "config.toml").read_text(encoding="utf-8") == report.config.to_toml()
     for name, text in (prompts or {}).items():
         assert (local / "prompts" / name).read_text(encoding="utf-8") == text
     with using_tracking_uri(client.tracking_uri):  # load_table searches the global store
         table = client.load_table(run.info.experiment_id, TABLE_FILE, run_ids=[run_id])
-    docs = report.to_frame("documents")
+    docs = report_frame(report, "documents")
     assert list(table["id"]) == list(docs["id"])
     assert list(table["tp"]) == list(docs["tp"]) and list(table["fn"]) == list(docs["fn"])
     assert json.loads(run.data.tags["mlflow.loggedArtifacts"]) == [

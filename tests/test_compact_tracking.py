@@ -42,8 +42,8 @@ def test_streamed_documents_parquet_is_the_loaded_one(
     monkeypatch.setattr(spill, "_BLOCK_CELLS", 7 * 3 * 40)  # a few documents per row group
     streamed = evaluate(g, p)
     loaded = evaluate(g, p, stream=False)
-    assert isinstance(streamed.documents, DocumentColumns)
-    assert not isinstance(loaded.documents, DocumentColumns)
+    assert type(streamed.documents) is type(loaded.documents) is DocumentColumns  # one table
+    assert streamed.documents.spill is not None and loaded.documents.spill is None
     runs = [
         log_report(r, tracking_uri=local_store, experiment="compact") for r in (streamed, loaded)
     ]

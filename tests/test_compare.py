@@ -24,6 +24,7 @@ from extract_mlflow.core.signature import signature_difference
 from extract_mlflow.errors import ConfigError, ExtractMlflowError, InputError
 from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report
+from extract_mlflow.views.frames import report_frame
 
 BROKEN_A = '{"id": "a", "total": 1'  # a parse failure with a recoverable id
 SIG = "extract_mlflow:0.1.0|config:abc|gold:111"
@@ -386,7 +387,7 @@ def test_counts_frames_from_reports_round_trip_through_parquet(tmp_path: Path) -
     paths = []
     for name, r in (("b", base), ("c", cand)):
         path = tmp_path / f"{name}.parquet"
-        r.to_frame("counts").to_parquet(path, index=False)
+        report_frame(r, "counts").to_parquet(path, index=False)
         paths.append(path)
     b_run = ScoredRun(base.metrics(), pd.read_parquet(paths[0]), base.signature())
     c_run = ScoredRun(cand.metrics(), pd.read_parquet(paths[1]), cand.signature())

@@ -19,7 +19,7 @@ from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.tracking.payload import NOTE_TAG, TABLE_FILE
 from extract_mlflow.views import frames
-from extract_mlflow.views.frames import table_rows
+from extract_mlflow.views.frames import report_frame, table_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "invoices"
@@ -86,7 +86,7 @@ def test_a_large_run_logs_a_bounded_table_and_says_so(
     run = client.get_run(run_id)
     with using_tracking_uri(uri):
         table = client.load_table(run.info.experiment_id, TABLE_FILE, run_ids=[run_id])
-    docs = report.to_frame("documents")
+    docs = report_frame(report, "documents")
     counts = docs[["tp", "fp", "fn"]].to_numpy().tolist()
     expected = [docs["id"][i] for i in sorted(table_rows(np.array(counts), limit).tolist())]
     assert list(table["id"]) == expected

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.core.text import terminal_safe
+from extract_mlflow.views.markdown import report_markdown
+from extract_mlflow.views.table import report_table
 
 CLEAR = "\x1b[2J"
 EVIL_ID = f"doc{CLEAR}\x07\r\x9b31m"
@@ -90,7 +92,7 @@ def test_progress_lines_of_pages_are_escaped(tmp_path: Path) -> None:
 
 def test_library_views_are_escaped() -> None:
     report = evaluate([{"id": EVIL_ID, "v": 1}], [{"id": EVIL_ID, "v": 2}])
-    for text in (report.to_table(), report.to_markdown()):
+    for text in (report_table(report), report_markdown(report)):
         assert RAW.search(text) is None
 
 

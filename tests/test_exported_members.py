@@ -41,6 +41,9 @@ PUBLIC = [
     "log_iterations",
     "log_report",
     "promote",
+    "report_frame",
+    "report_markdown",
+    "report_table",
 ]
 
 

@@ -28,6 +28,8 @@ from extract_mlflow import evaluate
 from extract_mlflow.cli import main
 from extract_mlflow.core.language import language, resolve_language, tr
 from extract_mlflow.core.messages import LANGUAGES, MESSAGES
+from extract_mlflow.views.markdown import report_markdown
+from extract_mlflow.views.table import report_table
 
 ROOT = Path(__file__).resolve().parents[1]
 E = ROOT / "examples" / "invoices"
@@ -80,11 +82,11 @@ def test_language_resolution_order() -> None:
 
 def test_the_library_speaks_english_unless_asked() -> None:
     report = evaluate([{"id": "a", "x": 1}], [{"id": "a", "x": 2}])
-    assert report.to_table().startswith("documents 1")
+    assert report_table(report).startswith("documents 1")
     with language("ko"):
-        assert report.to_table().startswith("문서 1")
+        assert report_table(report).startswith("문서 1")
         assert tr("cmp.not_gated") == MESSAGES["cmp.not_gated"]["ko"]
-    assert report.to_markdown().startswith("# Extraction evaluation")
+    assert report_markdown(report).startswith("# Extraction evaluation")
 
 
 # -- the rule for lines written for people ----------------------------------------------------

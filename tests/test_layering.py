@@ -21,13 +21,14 @@ PKG = "extract_mlflow"
 LAYERS: list[tuple[str, ...]] = [
     ("_version", "errors", "_compiled"),
     ("core",),
+    ("text_accuracy",),  # CER/WER statistics: the text accuracy family's own arithmetic
+    ("families",),  # what each metric family declares (config sections read it)
     ("config",),
     ("io",),
     ("fields",),
     ("pages",),
     ("fidelity",),
     ("structure",),
-    ("text_accuracy",),  # CER/WER statistics; not yet part of the evaluation
     ("report",),
     ("evaluation",),
     ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)
@@ -42,11 +43,9 @@ LAYERS: list[tuple[str, ...]] = [
 """Bottom first; each entry names the top-level modules or packages of one layer."""
 
 PRESENTATION = {
-    # The exported Report and Comparison keep their documented conveniences; each is one line
-    # that imports its view inside the method (never at module level, never anything else).
-    ("report", "views.markdown", "Report.to_markdown"),
-    ("report", "views.table", "Report.to_table"),
-    ("report", "views.frames", "Report.to_frame"),
+    # The exported Comparison keeps its documented conveniences; each is one line that imports
+    # its view inside the method (never at module level, never anything else). A Report has
+    # none: it is plain data, rendered by the functions of views/.
     ("comparison", "views.comparison", "Comparison.to_markdown"),
     ("comparison", "views.comparison", "Comparison.to_table"),
 }
@@ -196,6 +195,33 @@ def test_presentation_imports_stay_inside_their_methods() -> None:
         allowed = {f for x, y, f in PRESENTATION if (x, y) == (a, b)}
         where = {e.function for e in EDGES if e.importer == a and e.imported == b}
         assert where == allowed, f"{a} imports {b} in {sorted(map(str, where))}, not {allowed}"
+
+
+def test_the_report_imports_nothing_of_views() -> None:
+    """Report is plain data: report.py imports no view, not even inside a function (its
+    renderings are functions of views/ that take a report)."""
+    found = [e for e in EDGES if e.importer == "report" and layer(e.imported) >= layer("views")]
+    assert not found, "report.py imports " + ", ".join(
+        f"{e.imported} (line {e.line}, in {e.function or 'the module'})" for e in found
+    )
+
+
+TABLE_KINDS = {"DocumentTable", "DocumentColumns"}
+
+
+def test_no_isinstance_on_the_kind_of_document_table() -> None:
+    """Every evaluation gives one document table: no module asks which kind it holds."""
+    found = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass")
+                and TABLE_KINDS & {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            ):
+                found.append(f"extract_mlflow/{module.replace('.', '/')} line {node.lineno}")
+    assert not found, "isinstance on the document table:\n" + "\n".join(found)
 
 
 def test_no_cycles() -> None:

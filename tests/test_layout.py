@@ -12,6 +12,8 @@ from extract_mlflow import evaluate
 from extract_mlflow.config import LayoutProfile
 from extract_mlflow.errors import ConfigError
 from extract_mlflow.pages import check_layout, page_rows, parse_page, read_csv_block, title_key
+from extract_mlflow.views.frames import report_frame
+from extract_mlflow.views.markdown import report_markdown
 
 PROSE = " ".join(f"word{i}" for i in range(25))  # 25 words: enough for min_words = 20
 PROFILE = LayoutProfile(
@@ -206,7 +208,7 @@ def test_progress_line_and_tokens() -> None:
     line = r.documents[0].progress_line()
     assert line == "p1: matched 8/8 gold cells, rows 2/2, 24092 tokens, layout 2/3"
     assert r.tokens_per_doc == 24092
-    md = r.to_markdown()
+    md = report_markdown(r)
     assert "## Pages" in md and "Catalyst (too short: 1 < 20 words)" in md
     assert r.to_dict()["layout"]["documents"]["p1"]["missing"] == {
         "Catalyst": "too short: 1 < 20 words"
@@ -225,7 +227,7 @@ def test_latency_quantiles() -> None:
 def test_counts_frame_carries_layout_for_compare() -> None:
     text = page(("Summary", PROSE), ("Catalyst", PROSE), ("Investigation", TABLE))
     r = evaluate([gold_line()], [{"id": "p1", "output": text}], CONFIG)
-    frame = r.to_frame("counts")
+    frame = report_frame(r, "counts")
     assert list(frame["layout_score"]) == [1.0]
 
 

@@ -29,6 +29,9 @@ from extract_mlflow.cli import main
 from extract_mlflow.evaluation import pages as pages_module
 from extract_mlflow.evaluation.pages import PageRecords
 from extract_mlflow.report import Report
+from extract_mlflow.views.frames import report_frame
+from extract_mlflow.views.markdown import report_markdown
+from extract_mlflow.views.table import report_table
 
 N = 240
 
@@ -113,7 +116,7 @@ def test_summaries_from_columns_equal_those_of_the_full_results(
     assert pages.with_missing == sum(bool(d.layout.missing) for d in docs if d.layout)
     assert pages.problem_count == sum(len(d.layout.problems) for d in docs if d.layout)
     plain = [d.layout.score if d.layout else np.nan for d in full.documents]
-    frame = report.to_frame("counts")
+    frame = report_frame(report, "counts")
     np.testing.assert_array_equal(frame["layout_score"].to_numpy(), np.array(plain))
     rows = [(d.id, d.rows_gold, d.rows_pred) for d in full.documents]
     assert [(d.id, d.rows_gold, d.rows_pred) for d in report.documents] == rows
@@ -150,16 +153,16 @@ def test_the_views_and_the_cli_say_how_many_pages_are_not_listed(
 ) -> None:
     monkeypatch.setattr(pages_module, "PAGES_LISTED", 7)
     bounded = evaluate(*files)
-    md = bounded.to_markdown()
+    md = report_markdown(bounded)
     table = md.split("## Pages", 1)[1].split("\n\n")[1].splitlines()
     assert len(table) == 2 + 7  # head, rule and the listed pages
     assert f"… {N - 7} more not shown" in md
     pages = bounded.pages
     assert pages is not None and full.pages is not None
-    notes = [line for line in bounded.to_table().splitlines() if "` layout " in line]
+    notes = [line for line in report_table(bounded).splitlines() if "` layout " in line]
     shown = sum(bool(d.layout and d.layout.missing) for d in full.layouts[:7])
     assert len(notes) == shown
-    assert f"… {pages.with_missing - shown} more not shown" in bounded.to_table()
+    assert f"… {pages.with_missing - shown} more not shown" in report_table(bounded)
     problems = [(d.id, p) for d in full.layouts[:7] if d.layout for p in d.layout.problems]
     assert f"… {pages.problem_count - len(problems)} more not shown" in md
     args = [str(f) for f in files]

@@ -27,9 +27,9 @@ FIELDS = ["x", "items[].q", "v.n"]
 
 @st.composite
 def frames(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Two count frames shaped like ``Report.to_frame("counts")``: overlapping ids in any order,
-    fields on one side only, counts in any integer type (or whole floats), a status, a layout
-    score and a structure ratio on either side or both."""
+    """Two count frames shaped like ``report_frame(report, "counts")``: overlapping ids in any
+    order, fields on one side only, counts in any integer type (or whole floats), a status, a
+    layout score and a structure ratio on either side or both."""
     dtype = draw(st.sampled_from([np.int64, np.uint8, np.int16, np.uint16, np.float64]))
     top = (
         draw(st.sampled_from([4, 255, 300]))

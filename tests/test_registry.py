@@ -42,6 +42,7 @@ from extract_mlflow.tracking.registry import (
     check_alias,
     parse_target,
 )
+from extract_mlflow.views.frames import report_frame
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
 GOLD = EXAMPLE / "gold.jsonl"
@@ -353,7 +354,7 @@ def test_fetch_reads_metrics_signature_and_documents(world: World) -> None:
     assert run.metrics == report.metrics()
     assert run.signature == report.signature()
     assert run.documents is not None
-    logged = report.to_frame("counts")
+    logged = report_frame(report, "counts")
     pd.testing.assert_frame_equal(run.documents, logged, check_dtype=False)  # counts read narrow
     for column in logged.columns[logged.dtypes == "int64"]:
         assert run.documents[column].dtype == narrowest(logged[column].to_numpy()).dtype

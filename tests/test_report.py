@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from extract_mlflow import evaluate
+from extract_mlflow.evaluation.compact import document_table
 
 
 def docs(n: int, seed: int = 1) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -91,5 +92,7 @@ def test_the_report_holds_its_intervals_and_slices_as_data() -> None:
     assert r.slice_metrics == {k: v for k, v in m.items() if "_by_" in k}
     # precision, recall and F1 of "good" and "poor", each with its interval's two ends
     assert len(r.slice_metrics) == 18
-    r.documents = []  # the report resamples nothing: its intervals do not follow the documents
+    r.documents = document_table(
+        []
+    )  # the report resamples nothing: its intervals do not follow the documents
     assert r.metrics()["f1_ci_low"] == m["f1_ci_low"]

@@ -1,7 +1,8 @@
 """The config decides which top-level keys are not fields, never the data: the structure keys
 (``[structure]``'s key names), the top-level key of every ``--slice-by`` attribute and the
 ``--source-key`` field. A document is scored for structure when its own gold line carries a
-structure key. The same from rows, streamed files and workers (no prescan, no second pass)."""
+structure key; once one does, the structure section lists every document. The same from rows,
+streamed files and workers (no prescan, no second pass)."""
 
 from __future__ import annotations
 
@@ -65,11 +66,11 @@ def test_a_slice_attribute_a_prediction_carries_is_not_a_field(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("first", [True, False])
-def test_structure_covers_the_documents_whose_gold_line_has_a_key(
+def test_structure_metrics_cover_the_documents_whose_gold_line_has_a_key(
     tmp_path: Path, first: bool
 ) -> None:
-    """Two of three gold lines carry ``blocks``: the structure section counts those two (the
-    document without one is not a structure document), wherever the first one is."""
+    """Two of three gold lines carry ``blocks``: the structure section has every document
+    (the third with no metric), the metrics those two, wherever the plain document is."""
     plain: dict[str, Any] = {"id": "p", "title": "t"}
     gold: list[dict[str, Any]] = [
         {"id": "a", "title": "x", "blocks": ["b1", "b2"]},
@@ -84,7 +85,7 @@ def test_structure_covers_the_documents_whose_gold_line_has_a_key(
     dicts = [r.to_dict() for r in _every_way(tmp_path, gold, pred)]
     assert dicts[1] == dicts[2]
     for d in dicts:
-        assert d["structure"]["documents"] == 2
+        assert d["structure"]["documents"] == 3
         # ROAcc = 1 - Levenshtein / max length, per document: a 1 - 2/2 = 0, c 1 - 0/4 = 1
         assert d["structure"]["metrics"]["reading_order"]["value"] == 0.5
         assert d["structure"]["metrics"]["reading_order"]["documents"] == 2

@@ -25,6 +25,7 @@ import pytest
 from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation.evaluate import evaluate as local_evaluate
 from extract_mlflow.report import Report
+from extract_mlflow.views.frames import report_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 E = ROOT / "examples"
@@ -186,7 +187,7 @@ def test_2000_messy_synthetic_documents_equal_the_local_engine(spark: Any, tmp_p
     got = spark_evaluate(spark, str(gold), str(pred), slice_by=("batch",))
     assert_same(got, want)
     for kind in ("counts", "document_fields"):  # read from the counts shipped as bytes
-        pd.testing.assert_frame_equal(got.to_frame(kind), want.to_frame(kind))
+        pd.testing.assert_frame_equal(report_frame(got, kind), report_frame(want, kind))
 
 
 def test_dataframes_equal_the_local_engine(spark: Any, tmp_path: Path) -> None:
@@ -356,3 +357,14 @@ def test_cli_engine_local_is_the_default() -> None:
 
     engine = next(p for p in score.params if p.name == "engine")
     assert engine.default == "local"
+
+
+def test_text_accuracy_equals_the_local_engine(spark: Any, tmp_path: Path) -> None:
+    """A metric family (CER/WER) rides on the engine: Spark gives the local report."""
+    gold = ROOT / "tests/golden/inputs/structure_gold.jsonl"
+    pred = ROOT / "tests/golden/inputs/structure_pred.jsonl"
+    config = tmp_path / "config.toml"
+    config.write_text("[text_accuracy]\nregions = true\n", encoding="utf-8")
+    want = local_evaluate(gold, pred, config, slice_by=("scan",))
+    assert "cer" in want.metrics() and "cer_by_scan/0.9" in want.metrics()
+    assert_same(spark_evaluate(spark, gold, pred, config, slice_by=("scan",)), want)

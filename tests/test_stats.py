@@ -19,6 +19,7 @@ from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation import stats as stats_module
 from extract_mlflow.evaluation.paired import paired_bootstrap
 from extract_mlflow.evaluation.stats import Interval, resample_indices, resampled_sums, summarize
+from extract_mlflow.views.frames import report_frame
 
 
 def draw_paths() -> list[Any]:
@@ -35,7 +36,7 @@ def draw_paths() -> list[Any]:
 def counts_frame(
     rng: np.random.Generator, n: int, fields: tuple[str, ...] = ("a", "b[].c"), bias: float = 0.0
 ) -> pd.DataFrame:
-    """A random per-document counts frame shaped like ``Report.to_frame("counts")``."""
+    """A random per-document counts frame shaped like ``report_frame(report, "counts")``."""
     data: dict[str, Any] = {"id": [f"d{i:04d}" for i in range(n)], "status": ["scored"] * n}
     tp = np.zeros(n, dtype=np.int64)
     fp = np.zeros(n, dtype=np.int64)
@@ -224,7 +225,7 @@ def test_point_deltas_equal_the_logged_metric_deltas() -> None:
         {"id": "3", "total": 30, "vendor": {"name": "Core"}, "extra": 1},
     ]
     ra, rb = evaluate(gold, pred_a), evaluate(gold, pred_b)
-    result = paired_bootstrap(ra.to_frame("counts"), rb.to_frame("counts"), resamples=100)
+    result = paired_bootstrap(report_frame(ra, "counts"), report_frame(rb, "counts"), resamples=100)
     ma, mb = ra.metrics(), rb.metrics()
     # every count-based score (a run's own bootstrap interval bounds are not compared)
     shared = {k for k in set(ma) & set(mb) if "_ci_" not in k} - {"documents"}

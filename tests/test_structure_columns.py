@@ -27,6 +27,7 @@ from extract_mlflow.evaluation import structure as structure_module
 from extract_mlflow.evaluation.records import structure_frame
 from extract_mlflow.evaluation.structure import StructureRecords
 from extract_mlflow.structure.score import StructureSummary, score_document
+from extract_mlflow.views.frames import report_frame
 
 
 def documents(n: int, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -139,6 +140,6 @@ def test_an_evaluation_lists_the_first_documents_and_keeps_every_value(
         assert without_listing(a["structure"]) == without_listing(b["structure"])
         assert b["structure"]["per_document"] == a["structure"]["per_document"][:5]
         assert b["structure"]["per_document_not_listed"] == 35
-        frame = bounded.to_frame("counts")
-        pd.testing.assert_frame_equal(frame, full.to_frame("counts"))
+        frame = report_frame(bounded, "counts")
+        pd.testing.assert_frame_equal(frame, report_frame(full, "counts"))
         assert np.isfinite(frame["structure/teds"]).sum() == 40

@@ -7,7 +7,7 @@ from typing import Any
 
 from extract_mlflow import evaluate
 from extract_mlflow.core.language import tr
-from extract_mlflow.views.table import FIELD_WIDTH, error_counts
+from extract_mlflow.views.table import FIELD_WIDTH, error_counts, report_table
 
 LONG = "a_rather_long_section_name.with_a_nested_object_name.and_a_leaf"
 
@@ -25,7 +25,7 @@ PRED: list[dict[str, Any]] = [
 
 
 def table() -> str:
-    return evaluate(GOLD, PRED).to_table()
+    return report_table(evaluate(GOLD, PRED))
 
 
 def test_header_counts_documents_parse_failures_and_unknown_ids() -> None:

@@ -29,6 +29,7 @@ OPTIONAL_PARAMS = (
     "canaries_digest",
     "teds_definition",
     "anls_definition",
+    "family_definitions",
 )
 """The params of the inputs only some evaluations have (``""`` when absent). A run logged before
 they were recorded lacks them; its signature is then read without those parts."""
@@ -42,6 +43,7 @@ _PARTS = (
     ("canaries_digest", "canaries", 16),
     ("teds_definition", "teds", None),
     ("anls_definition", "anls", None),
+    ("family_definitions", "families", None),
 )
 
 

@@ -35,13 +35,16 @@ from dataclasses import dataclass, replace
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..fields.normalize import Comparators
 from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..report import DocumentResult, Report
-from .compact import CompactRecords, RecordSink
+from .compact import CompactRecords, RecordSink, document_table
 from .config_checks import ConfigUse
+from .families import FamilyState, active_families
 from .field_counts import FieldCounts, Smallest, TypeSamples
 from .inputs import Extras, Inputs, Setup, content_digest, structure_keys
 from .records import latency_ms, tokens_per_doc, usage_tokens
@@ -50,9 +53,11 @@ from .stats import count_intervals
 
 if TYPE_CHECKING:
     from ..config import Config, StructureConfig
+    from ..families import Family
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from ..structure.score import DocumentStructure
+    from .columns import DocumentColumns
     from .pages import PageRecords
     from .structure import StructureRecords
 
@@ -93,6 +98,8 @@ class _Tools:
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
     slice_by: tuple[str, ...]
+    families: tuple[tuple[Family, Any], ...]
+    """the active metric families with their config sections"""
     structure_keys: tuple[str, ...]
     """a gold document with one of these keys is scored for structure"""
 
@@ -132,6 +139,7 @@ _STATE += (
     "fidelity",
     "structure",
     "pages",
+    "families",
 )  # what an Evaluation pickles besides its setup
 
 
@@ -171,9 +179,14 @@ class Evaluation:
 
             self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
         self.structure: StructureRecords | None = None
-        """the structure scores (from the first gold document with a structure key on)"""
+        """the structure scores of the documents with a structure key (from the first on;
+        :meth:`result` gives the others their empty record)"""
         self.pages: PageRecords | None = None
         """the pages' results (from the first page or profiled document on)"""
+        self.families = {
+            f.name: FamilyState(f.name, cfg.structure.slice_by) for f in active_families(cfg)
+        }
+        """the statistics of each active metric family (:mod:`extract_mlflow.families`)"""
         self._tools: _Tools | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -194,8 +207,9 @@ class Evaluation:
             fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
+        families = tuple((f, cfg.section(f.name)) for f in active_families(cfg))
         keys = structure_keys(cfg)
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, keys)
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, families, keys)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -213,6 +227,9 @@ class Evaluation:
         if any(key in gold for key in tools.structure_keys):
             structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
             self._structure().add(position, structure)
+        for family, section in tools.families:
+            stats = family.document(gold, pred if doc.failure is None else None, section)
+            self.families[family.name].update(position, doc_id, gold, stats)
         if (
             record.layout is not None
             or record.rows_gold is not None
@@ -310,6 +327,8 @@ class Evaluation:
             self._structure().merge(other.structure)
         if other.pages is not None:
             self._pages().merge(other.pages)
+        for name, state in other.families.items():
+            self.families[name].merge(state)
         return self
 
     def rescored_setup(self) -> Setup | None:
@@ -327,12 +346,12 @@ class Evaluation:
     def result(self, inputs: Inputs) -> Report:
         """The report: every aggregate computed over the records in gold order."""
         setup, cfg = self.setup, self.setup.config
-        documents: Sequence[DocumentResult]
         pages = self.pages.summary() if self.pages is not None else None
         if self.compact is not None:
             documents = self.compact.columns(self.sink, pages)
-        else:
-            documents = sorted(self.documents, key=_POSITION)
+        else:  # the records as the same table, their field counts and mistakes beside it
+            documents = document_table(sorted(self.documents, key=_POSITION), pages)
+        positions = np.asarray(documents.positions, dtype=np.int64)
         state = self.fields.state
         report = Report(
             documents=documents,
@@ -357,13 +376,32 @@ class Evaluation:
             warnings=self.config_use.warnings(cfg) if self.config_use is not None else [],
             pages=pages,
         )
-        report.intervals = count_intervals(documents, report.micro, cfg.structure)
+        report.intervals = count_intervals(documents.count_matrix(), report.micro, cfg.structure)
         report.slice_metrics = count_slice_metrics(documents, cfg.structure)
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         if self.structure is not None:
-            report.structure = self.structure.summary(cfg.structure)
+            report.structure = self._every_structure(documents).summary(cfg.structure)
+        report.families = {
+            name: state.summary(positions, cfg.structure) for name, state in self.families.items()
+        }
         return report
+
+    def _every_structure(self, documents: DocumentColumns) -> StructureRecords:
+        """The structure records with the empty record (slice attributes only) of every
+        document without a structure key, as the scorer gives it: a part that met no
+        structure key kept none, and the records merge in any order."""
+        from ..structure.score import DocumentStructure as Empty
+
+        records = self._structure()
+        have = set(records.positions)
+        attributes, slice_by = documents.attributes, self.setup.config.structure.slice_by
+        for k, position in enumerate(documents.positions.tolist()):
+            if position not in have:
+                values = attributes[k] if attributes is not None else {}
+                doc = Empty(documents.ids[k], {a: values.get(a) for a in slice_by})
+                records.add(position, doc)
+        return records
 
     def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:
         """The documents' notes in gold order, then the slice attributes no document has and

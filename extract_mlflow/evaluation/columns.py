@@ -1,12 +1,13 @@
-"""The documents of a compact evaluation as its report reads them: :class:`DocumentColumns`, a
+"""The documents of an evaluation as its report reads them, whatever the source:
+:class:`DocumentColumns` (the report's :class:`~extract_mlflow.report.DocumentTable`), a
 sequence that rebuilds each :class:`~extract_mlflow.report.DocumentResult` from the columns
-:class:`~extract_mlflow.evaluation.compact.CompactRecords` kept, whose ``fields`` and
-``errors`` refuse to be read (:class:`~extract_mlflow.errors.NotKeptError`), and
-:class:`IdColumn`, the ids packed in UTF-8 buffers.
+:class:`~extract_mlflow.evaluation.compact.CompactRecords` kept, and :class:`IdColumn`, the ids
+packed in UTF-8 buffers. A retaining evaluation's documents keep their counts per field and
+their mistakes beside the columns; a compact one's give their counts per field from its spill
+only, and their ``fields`` and ``errors`` refuse to be read
+(:class:`~extract_mlflow.errors.NotKeptError`).
 
-Plain Python, beside the compiled records: mypyc cannot compile a subclass of dict or list,
-and a compiled subclass of an abstract class such as ``Sequence`` shares its isinstance cache
-(``isinstance([], DocumentColumns)`` would be true once a list was checked as a Sequence).
+Plain Python, beside the compiled records: mypyc cannot compile a subclass of dict or list.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from ..fields.scorer import ErrorRecord
 from ..report import DocumentResult
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..pages import PageSummary
 
 __all__ = ["STATUSES", "DocumentColumns", "IdColumn", "Sparse"]
@@ -36,12 +39,12 @@ STATUSES = ("scored", "missing", "parse_failure")
 
 class _FieldsNotKept(dict[str, list[int]]):
     """`DocumentResult.fields` of a compact evaluation: every read refuses clearly (the
-    per-document field counts are in the counts frame, ``Report.to_frame("counts")``)."""
+    per-document field counts are in the counts frame, ``report_frame(report, "counts")``)."""
 
     def _refuse(self, *_: Any, **__: Any) -> Any:
         raise NotKeptError(
             "per-document field counts are not kept by a streaming evaluation: read them from "
-            "report.to_frame('counts') (documents.parquet)"
+            "report_frame(report, 'counts') (documents.parquet)"
         )
 
     __getitem__ = __iter__ = __len__ = __contains__ = _refuse
@@ -107,10 +110,11 @@ class IdColumn(Sequence[str]):
 
 
 class DocumentColumns(Sequence[DocumentResult]):
-    """The documents of a compact evaluation, in gold order, as columns (about ten bytes per
-    document besides its id): item ``i`` is rebuilt on access as a :class:`DocumentResult` whose
-    ``fields`` and ``errors`` refuse to be read (:class:`NotKeptError`); the per-document
-    field counts live in :attr:`spill` (read by ``counts_frame``)."""
+    """The documents of an evaluation, in gold order, as columns (about ten bytes per document
+    besides its id): item ``i`` is rebuilt on access as a :class:`DocumentResult`. The
+    per-document field counts live in :attr:`spill` (a compact evaluation's) or in
+    :attr:`kept_fields` (a retaining one's, with :attr:`kept_errors`); where they are not kept,
+    ``fields`` and ``errors`` refuse to be read (:class:`NotKeptError`)."""
 
     def __init__(
         self,
@@ -124,6 +128,7 @@ class DocumentColumns(Sequence[DocumentResult]):
         pages: PageSummary | None,
         attributes: list[dict[str, Any]] | None,
         spill: Any = None,
+        kept: tuple[list[dict[str, list[int]]], list[list[ErrorRecord]]] | None = None,
     ) -> None:
         self.ids, self.status, self.counts, self._positions = ids, status, counts, positions
         self.tokens, self.latency = tokens, latency
@@ -131,7 +136,13 @@ class DocumentColumns(Sequence[DocumentResult]):
         self.reasons, self.pages, self.attributes = reasons, pages, attributes
         """the pages' results (rows and layout score of every page, the layout of a few)"""
         self.spill = spill
-        """the per-document field counts (the counts frame's source), or None"""
+        """the per-document field counts of a compact evaluation (spilled), or None"""
+        self.kept_fields: list[dict[str, list[int]]] | None = None
+        self.kept_errors: list[list[ErrorRecord]] | None = None
+        if kept is not None:
+            self.kept_fields, self.kept_errors = kept
+        """each document's counts per field and its mistakes (a retaining evaluation's), or
+        None"""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -157,17 +168,22 @@ class DocumentColumns(Sequence[DocumentResult]):
     def __iter__(self) -> Iterator[DocumentResult]:
         return (self._item(k) for k in range(len(self)))
 
+    def __eq__(self, other: object) -> bool:
+        """The same documents in the same order (what each one keeps included)."""
+        return isinstance(other, Sequence) and list(self) == list(other)
+
     def _item(self, k: int) -> DocumentResult:
         tp, fp, fn = self.counts[k].tolist()
         tokens, latency = _at(self.tokens, k), _at(self.latency, k)
         pages, position = self.pages, int(self._positions[k])
         layout, rows_gold, rows_pred = (None, None, None) if pages is None else pages.of(position)
+        fields, errors = self.kept_fields, self.kept_errors
         return DocumentResult(
             self.ids[k],
             STATUSES[self.status[k]],
             Counts(tp, fp, fn),
-            FIELDS_NOT_KEPT,
-            ERRORS_NOT_KEPT,
+            fields[k] if fields is not None else FIELDS_NOT_KEPT,
+            errors[k] if errors is not None else ERRORS_NOT_KEPT,
             self.reasons.get(k),
             layout,
             rows_gold,
@@ -182,6 +198,45 @@ class DocumentColumns(Sequence[DocumentResult]):
     def count_matrix(self) -> npt.NDArray[np.unsignedinteger[Any]]:
         """(documents × 3) tp, fp, fn in gold order, as kept (unsigned integers, read-only)."""
         return self.counts
+
+    def statuses(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """The status of the documents in rows [`start`, `stop`)."""
+        return [STATUSES[s] for s in self.status[start:stop].tolist()]
+
+    def reason_at(self, k: int) -> str | None:
+        return self.reasons.get(k)
+
+    def field_blocks(self, paths: Sequence[str]) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
+        """(first row, counts) for consecutive blocks of documents: 3 columns per path of
+        `paths` (tp, fp, fn), from the spill or the kept field counts."""
+        if self.spill is not None:
+            yield from self.spill.blocks(self.positions, paths)
+            return
+        kept = self._kept_fields()
+        column = {p: 3 * i for i, p in enumerate(paths)}
+        block = np.zeros((len(self), 3 * len(paths)), dtype=np.int64)
+        for row, fields in enumerate(kept):
+            for p, c in fields.items():
+                block[row, column[p] : column[p] + 3] = c
+        yield 0, block
+
+    def field_frame(self) -> pd.DataFrame:
+        """One row per document and path of its record: id, field, tp, fp, fn."""
+        if self.spill is not None:
+            return self.spill.long_frame(self.positions, self.ids)  # type: ignore[no-any-return]
+        import pandas as pd
+
+        long = [
+            (self.ids[row], p, c[0], c[1], c[2])
+            for row, fields in enumerate(self._kept_fields())
+            for p, c in fields.items()
+        ]
+        return pd.DataFrame(long, columns=["id", "field", "tp", "fp", "fn"])
+
+    def _kept_fields(self) -> list[dict[str, list[int]]]:
+        if self.kept_fields is None:
+            raise NotKeptError("this report keeps no per-document field counts")
+        return self.kept_fields
 
     def ids_with(self, status: str) -> list[str]:
         return [self.ids[int(k)] for k in np.flatnonzero(self.status == STATUSES.index(status))]

@@ -13,14 +13,16 @@ sink as they are made (a spill file the counts frame, ``documents.parquet``, is 
 from); its mistakes are folded into the field tallies and example reservoirs in batches, then
 dropped.
 
-The report of a compact evaluation is the retaining one's, number for number and in its JSON;
-only ``Report.documents`` differs: a
+Every report holds its documents as these columns: a retaining evaluation's records become
+them when the report is made (:func:`document_table`, each record's counts per field and
+mistakes kept beside them). So the report of a compact evaluation is the retaining one's,
+number for number and in its JSON, with the same
 :class:`~extract_mlflow.evaluation.columns.DocumentColumns` (a sequence that rebuilds each
-document from the columns), whose items refuse to give their ``fields`` and ``errors``
-(:class:`~extract_mlflow.errors.NotKeptError`) and carry a page's layout only where it is kept
-(:data:`~extract_mlflow.evaluation.pages.PAGES_LISTED`). The per-document
-field counts are read from the sink (``Report.to_frame("counts")``,
-``Report.to_frame("document_fields")``); the per-document mistakes are not kept (what needs
+document from the columns, with a page's layout only where it is kept:
+:data:`~extract_mlflow.evaluation.pages.PAGES_LISTED`); only its items refuse to give their
+``fields`` and ``errors`` (:class:`~extract_mlflow.errors.NotKeptError`). The per-document
+field counts are read from the sink (``report_frame(report, "counts")``,
+``report_frame(report, "document_fields")``); the per-document mistakes are not kept (what needs
 them, the diff of two runs, scores with a retaining evaluation).
 
 The state is plain data: picklable, and two parts merge by concatenating their columns.
@@ -29,6 +31,7 @@ The state is plain data: picklable, and two parts merge by concatenating their c
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +43,7 @@ from .chunks import Chunked, Runs
 from .columns import STATUSES, DocumentColumns, IdColumn, Sparse
 
 if TYPE_CHECKING:
+    from ..fields.scorer import ErrorRecord
     from ..pages import PageSummary
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "DocumentColumns",
     "IdColumn",
     "RecordSink",
+    "document_table",
 ]
 
 
@@ -130,10 +135,16 @@ class CompactRecords:
             self.id_blobs[-1] = bytes(self.id_blobs[-1])
         return list(self.id_blobs)
 
-    def columns(self, spill: Any, pages: PageSummary | None = None) -> DocumentColumns:
-        """The documents in gold order (by position), with the results of their `pages`.
-        Added in that order (one streaming pass), the columns are the records' own arrays
-        (each column's chunks joined once, the ids' buffers as they are), not copies."""
+    def columns(
+        self,
+        spill: Any,
+        pages: PageSummary | None = None,
+        kept: tuple[list[dict[str, list[int]]], list[list[ErrorRecord]]] | None = None,
+    ) -> DocumentColumns:
+        """The documents in gold order (by position), with the results of their `pages` (and
+        each one's `kept` field counts and mistakes, in that order). Added in that order (one
+        streaming pass), the columns are the records' own arrays (each column's chunks joined
+        once, the ids' buffers as they are), not copies."""
         status, counts = self.status.joined(), self.counts.joined()
         lengths, blobs = self.id_lengths.joined(), self._frozen_ids()
         positions = self.runs.positions()
@@ -172,4 +183,18 @@ class CompactRecords:
             pages,
             [self.attributes[int(p)] for p in positions] if self.slices else None,
             spill,
+            kept,
         )
+
+
+def document_table(
+    records: Sequence[DocumentResult], pages: PageSummary | None = None
+) -> DocumentColumns:
+    """The records of a retaining evaluation (in gold order) as the report's document table:
+    the columns a compact evaluation keeps, with every record's counts per field and its
+    mistakes kept beside them."""
+    compact = CompactRecords(slices=True)
+    for record in records:
+        compact.add(record)
+    kept = ([r.fields for r in records], [r.errors for r in records])
+    return compact.columns(None, pages, kept)

@@ -1,6 +1,6 @@
 """Paired bootstrap over documents: how sure is a difference between two runs? Pure.
 
-Both runs' per-document count frames (``Report.to_frame("counts")``: id, status, tp, fp, fn,
+Both runs' per-document count frames (``report_frame(report, "counts")``: id, status, tp, fp, fn,
 ``field_tp/<path>``, ``field_fp/<path>``, ``field_fn/<path>``, optionally ``layout_score``) are
 aligned on the document id (:mod:`.pairing`: documents in both runs only; sorted by id, so row
 order never matters). One set of resamples of the documents is drawn with
@@ -42,7 +42,7 @@ import numpy.typing as npt
 
 from ..core.keys import field_key, keys_from_frame
 from ..errors import InputError
-from .pairing import FIELD_PREFIXES, RATIO_PREFIX, CountLayout, Pairing, align, paired_counts
+from .pairing import FIELD_PREFIXES, RATIO_PREFIXES, CountLayout, Pairing, align, paired_counts
 from .stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -73,7 +73,7 @@ class Bootstrap:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-_RATIO_COLUMN = re.compile(rf"^{re.escape(RATIO_PREFIX)}(.+)_num$")
+_RATIO_COLUMN = re.compile(rf"^((?:{'|'.join(map(re.escape, RATIO_PREFIXES))}).+)_num$")
 
 
 def field_paths(frame: pd.DataFrame) -> list[str]:
@@ -120,8 +120,8 @@ def scores_from_sums(
         out["layout_score"] = _ratio(sums[:, at], sums[:, at + 1])
         out["composite"] = out["f1"] * out["layout_score"]
     at = layout.ratio_start
-    for i, name in enumerate(layout.ratios):
-        out[name] = _ratio(sums[:, at + 2 * i], sums[:, at + 2 * i + 1])
+    for i, stem in enumerate(layout.ratios):
+        out[stem.partition("/")[2]] = _ratio(sums[:, at + 2 * i], sums[:, at + 2 * i + 1])
     if not layout.paths:
         return out
     s, e = layout.field_start, layout.ratio_start
@@ -153,17 +153,18 @@ def _layout(
 
 
 def ratio_names(baseline: pd.DataFrame, candidate: pd.DataFrame) -> tuple[str, ...]:
-    """The per-document ratio metrics both frames carry (numerator and denominator)."""
-    names = []
+    """The per-document ratio metrics both frames carry (numerator and denominator), by the
+    stem of their columns (``structure/teds``)."""
+    stems = []
     for column in baseline.columns:
         m = _RATIO_COLUMN.match(str(column))
         if m is None:
             continue
-        name = m.group(1)
-        den = f"{RATIO_PREFIX}{name}_den"
+        stem = m.group(1)
+        den = f"{stem}_den"
         if den in baseline.columns and column in candidate.columns and den in candidate.columns:
-            names.append(name)
-    return tuple(names)
+            stems.append(stem)
+    return tuple(stems)
 
 
 def _scores(

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from ..core.narrow import narrowest_type
 from ..errors import InputError
+from ..families import FAMILIES
 from .stats import IntArray
 
 if TYPE_CHECKING:
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
 FIELD_PREFIXES = ("field_tp/", "field_fp/", "field_fn/")
 
 
-RATIO_PREFIX = "structure/"
+RATIO_PREFIXES = ("structure/", *(f"{f.name}/" for f in FAMILIES))
+"""the prefixes of the per-document ratio columns: the structure metrics', then each metric
+family's (:mod:`extract_mlflow.families`)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +40,9 @@ class CountLayout:
     has_status: bool
     has_layout: bool
     ratios: tuple[str, ...] = ()
-    """metrics given per document as a numerator and a denominator (``structure/<m>_num``,
-    ``structure/<m>_den``): the run's value is Σnum / Σden"""
+    """metrics given per document as a numerator and a denominator, by the stem of their
+    columns (``structure/<m>`` of ``structure/<m>_num`` and ``_den``; the metric is what
+    follows the prefix): the run's value is Σnum / Σden"""
     keys: dict[str, str] = field(default_factory=dict)
     """field path -> the suffix of its metric keys, as the runs logged them"""
 
@@ -119,7 +123,7 @@ def _column_specs(layout: CountLayout) -> list[tuple[str, str]]:
         counts += [("score", "layout_score"), ("scored", "layout_score")]
     counts += [("count", pre + p) for p in layout.paths for pre in FIELD_PREFIXES]
     parts = ("_num", "_den")
-    return counts + [("ratio", f"{RATIO_PREFIX}{m}{part}") for m in layout.ratios for part in parts]
+    return counts + [("ratio", f"{m}{part}") for m in layout.ratios for part in parts]
 
 
 def _column_type(frame: pd.DataFrame, kind: str, name: str) -> np.dtype[Any]:

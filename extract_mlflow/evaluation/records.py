@@ -9,81 +9,45 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .compact import STATUSES, DocumentColumns
+from .families import family_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..report import DocumentResult, Report
+    from ..report import DocumentTable, Report
     from ..structure.score import StructureSummary
 
 
 def counts_frame(report: Report) -> pd.DataFrame:
     """One row per document: id, status, tp, fp, fn, then `field_tp/<path>`,
     `field_fp/<path>`, `field_fn/<path>` for every field (the paired bootstrap of
-    `compare` recomputes every count-based score from these columns)."""
-    import numpy as np
+    `compare` recomputes every count-based score from these columns), then the per-document
+    structure values (prefixed ``structure/``)."""
     import pandas as pd
 
-    from .compact import DocumentColumns
-
-    if isinstance(report.documents, DocumentColumns):
-        blocks = list(counts_blocks(report))
-        return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
-    paths = list(report.fields)
-    col = {p: i for i, p in enumerate(paths)}
-    n = len(report.documents)
-    mat = np.zeros((n, 3 * len(paths)), dtype=np.int64)
-    for r, d in enumerate(report.documents):
-        for p, c in d.fields.items():
-            i = 3 * col[p]
-            mat[r, i : i + 3] = c
-    data: dict[str, Any] = {
-        "id": [d.id for d in report.documents],
-        "status": [d.status for d in report.documents],
-        "tp": np.array([d.counts.tp for d in report.documents], dtype=np.int64),
-        "fp": np.array([d.counts.fp for d in report.documents], dtype=np.int64),
-        "fn": np.array([d.counts.fn for d in report.documents], dtype=np.int64),
-    }
-    if report.pages is not None and report.pages.count:
-        data["layout_score"] = report.pages.scores_at(
-            np.array([d.position for d in report.documents], dtype=np.int64)
-        )
-    for p in paths:
-        i = 3 * col[p]
-        data[f"field_tp/{p}"] = mat[:, i]
-        data[f"field_fp/{p}"] = mat[:, i + 1]
-        data[f"field_fn/{p}"] = mat[:, i + 2]
-    if report.structure is not None:  # per-document structure values, prefixed
-        data.update(_prefixed(structure_columns(report.structure, 0, n)))
-    return pd.DataFrame(data)
+    blocks = list(counts_blocks(report))
+    return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
 
 
 def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
-    """The counts frame of a compact evaluation's report (:func:`counts_frame` without the
-    structure columns) in blocks of consecutive documents, read from its spilled counts."""
+    """The counts frame (:func:`counts_frame`) in blocks of consecutive documents, read from
+    the documents' per-document field counts (a compact evaluation's are spilled)."""
     import numpy as np
     import pandas as pd
 
-    from ..errors import NotKeptError
-    from .compact import DocumentColumns
-
     docs = report.documents
-    if not isinstance(docs, DocumentColumns) or docs.spill is None:
-        raise NotKeptError("this report keeps no per-document field counts")
-    spill = docs.spill
     paths = list(report.fields)
     pages = report.pages if report.pages is not None and report.pages.count else None
     empty = True
-    positions = docs.positions
-    for start, block in spill.blocks(positions, paths):
+    positions, counts = docs.positions, docs.count_matrix()
+    for start, block in docs.field_blocks(paths):
         stop = start + len(block)
         data: dict[str, Any] = {
             "id": list(docs.ids[start:stop]),
-            "status": [STATUSES[s] for s in docs.status[start:stop].tolist()],
-            "tp": docs.counts[start:stop, 0].astype(np.int64),
-            "fp": docs.counts[start:stop, 1].astype(np.int64),
-            "fn": docs.counts[start:stop, 2].astype(np.int64),
+            "status": docs.statuses(start, stop),
+            "tp": counts[start:stop, 0].astype(np.int64),
+            "fp": counts[start:stop, 1].astype(np.int64),
+            "fn": counts[start:stop, 2].astype(np.int64),
         }
         if pages is not None:
             data["layout_score"] = pages.scores_at(positions[start:stop])
@@ -93,6 +57,8 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
             data[f"field_fn/{p}"] = block[:, 3 * i + 2]
         if report.structure is not None:  # per-document structure values, prefixed
             data.update(_prefixed(structure_columns(report.structure, start, stop)))
+        for summary in report.families.values():
+            data.update(family_columns(summary, start, stop))
         empty = False
         yield pd.DataFrame(data)
     if empty:
@@ -194,15 +160,10 @@ def usage_tokens(pred: Mapping[str, Any] | None) -> float | None:
     return None
 
 
-def tokens_per_doc(documents: Sequence[DocumentResult]) -> float | None:
+def tokens_per_doc(documents: DocumentTable) -> float | None:
     """Σ tokens over the documents (gold order) / documents; None when no prediction records
     usage (a document without a prediction counts as 0 tokens)."""
     total, seen = 0.0, False
-    if isinstance(documents, DocumentColumns):
-        for value in documents.token_values():
-            total, seen = total + value, True
-        return total / len(documents) if seen and documents else None
-    for d in documents:
-        if d.tokens is not None:
-            total, seen = total + d.tokens, True
-    return total / len(documents) if seen and documents else None
+    for value in documents.token_values():
+        total, seen = total + value, True
+    return total / len(documents) if seen and len(documents) else None

@@ -11,11 +11,12 @@ field metrics' here, the structure metrics' in :mod:`extract_mlflow.evaluation.s
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..config import StructureConfig
 from ..core.counts import Counts
@@ -23,7 +24,7 @@ from ..core.keys import slice_key
 from .stats import count_intervals
 
 if TYPE_CHECKING:
-    from ..report import DocumentResult
+    from ..report import DocumentTable
 
 
 def _is_number(value: Any) -> bool:
@@ -55,14 +56,6 @@ def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str]
     return [_label(v) for v in raw], numeric
 
 
-class _Attributed(Protocol):
-    @property
-    def attributes(self) -> Mapping[str, Any]: ...
-
-
-_D = TypeVar("_D", bound=_Attributed)
-
-
 def grouped_rows(
     values: Sequence[Any], config: StructureConfig
 ) -> tuple[dict[str, list[int]], dict[str, list[float]], bool]:
@@ -78,15 +71,6 @@ def grouped_rows(
         if numeric:
             xs.setdefault(label, []).append(float(value))
     return groups, xs, numeric
-
-
-def grouped(
-    documents: Sequence[_D], attribute: str, config: StructureConfig
-) -> tuple[dict[str, list[_D]], dict[str, list[float]], bool]:
-    """The documents having `attribute`, grouped by slice label (first-seen order); the
-    values of each group when the attribute is numeric; whether it is."""
-    rows, xs, numeric = grouped_rows([d.attributes.get(attribute) for d in documents], config)
-    return {k: [documents[i] for i in r] for k, r in rows.items()}, xs, numeric
 
 
 def mean_value(values: list[float] | None) -> float | None:
@@ -105,30 +89,31 @@ class CountSlice:
 
 
 def count_slices(
-    documents: Sequence[DocumentResult], attribute: str, config: StructureConfig
+    documents: DocumentTable, attribute: str, config: StructureConfig
 ) -> list[CountSlice]:
     """The field-metric slices of one attribute, in label order (numeric: by value). Each
     slice's interval is :func:`~extract_mlflow.evaluation.stats.count_intervals` over its own
     documents (same seed and resamples as the run's)."""
-    groups, xs, numeric = grouped(documents, attribute, config)
+    values_of = [d.attributes.get(attribute) for d in documents]
+    groups, xs, numeric = grouped_rows(values_of, config)
+    counts = documents.count_matrix()
     out = []
-    for label, members in groups.items():
+    for label, rows in groups.items():
+        members = counts[rows].astype(np.float64)  # (members × 3) tp, fp, fn
         values = {
             name: float(num.sum() / den.sum())
             for name, (num, den) in _ratios(members).items()
             if den.sum() > 0
         }
-        micro = Counts.total(d.counts for d in members)
+        micro = Counts(*(int(v) for v in members.sum(axis=0)))
         values.update(count_intervals(members, micro, config))
-        out.append(CountSlice(label, len(members), values, mean_value(xs.get(label))))
+        out.append(CountSlice(label, len(rows), values, mean_value(xs.get(label))))
     if numeric:
         out.sort(key=lambda s: (s.x if s.x is not None else 0.0, s.label))
     return out
 
 
-def count_slice_metrics(
-    documents: Sequence[DocumentResult], config: StructureConfig
-) -> dict[str, float]:
+def count_slice_metrics(documents: DocumentTable, config: StructureConfig) -> dict[str, float]:
     """`<metric>_by_<attribute>/<value>` for micro precision, recall and F1 over the
     documents of each value of every --slice-by attribute, and their intervals
     (`f1_ci_low_by_<attribute>/<value>`, …)."""
@@ -140,9 +125,9 @@ def count_slice_metrics(
     return out
 
 
-def _ratios(docs: list[DocumentResult]) -> dict[str, tuple[Any, Any]]:
-    """(numerator, denominator) per document of precision, recall and F1."""
-    c = np.array([(d.counts.tp, d.counts.fp, d.counts.fn) for d in docs], dtype=np.float64)
+def _ratios(c: npt.NDArray[np.float64]) -> dict[str, tuple[Any, Any]]:
+    """(numerator, denominator) per document of precision, recall and F1, from their
+    (documents × 3) tp, fp, fn."""
     tp, fp, fn = (c[:, 0], c[:, 1], c[:, 2]) if len(c) else (c, c, c)
     return {
         "precision": (tp, tp + fp),

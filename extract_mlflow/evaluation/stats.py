@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -27,7 +27,6 @@ from .draws import kernel_stream
 if TYPE_CHECKING:
     from ..config import StructureConfig
     from ..core.counts import Counts
-    from ..report import DocumentResult
     from ..structure.score import MetricValue
 
 FloatArray = npt.NDArray[np.float64]
@@ -386,21 +385,14 @@ def summarize(point: float, deltas: FloatArray, confidence: float) -> Interval |
 
 
 def count_intervals(
-    documents: Sequence[DocumentResult], micro: Counts, config: StructureConfig
+    counts: npt.NDArray[Any], micro: Counts, config: StructureConfig
 ) -> dict[str, float]:
     """`<metric>_ci_low` / `<metric>_ci_high`: the seeded percentile bootstrap interval over
     documents of micro precision, recall and F1, each recomputed from the resample's summed
     counts (one draw for all three; settings in ``[structure]``: bootstrap_resamples,
-    bootstrap_seed, confidence). Fewer than 2 documents: the point value at both ends."""
-    from .compact import DocumentColumns
-
-    counts: npt.NDArray[Any]
-    if isinstance(documents, DocumentColumns):
-        counts = documents.count_matrix()  # integers: summed as integers, never copied
-    else:
-        counts = np.array(
-            [(d.counts.tp, d.counts.fp, d.counts.fn) for d in documents], dtype=np.float64
-        ).reshape(-1, 3)
+    bootstrap_seed, confidence). `counts`: (documents × 3) tp, fp, fn (the document table's
+    :meth:`~extract_mlflow.report.DocumentTable.count_matrix`: integers, summed as integers,
+    never copied). Fewer than 2 documents: the point value at both ends."""
     points = {"precision": micro.precision, "recall": micro.recall, "f1": micro.f1}
     out: dict[str, float] = {}
     if len(counts) < 2:

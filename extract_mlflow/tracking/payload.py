@@ -290,16 +290,12 @@ def prompt_file_names(prompts: Sequence[str | Path]) -> list[tuple[Path, str]]:
 
 
 def write_counts(report: Report, path: Path) -> None:
-    """The counts frame as parquet. A streaming evaluation's is written a block of documents
-    at a time (one row group each, never the whole frame in memory)."""
-    from ..evaluation.compact import DocumentColumns
-    from ..evaluation.records import counts_blocks, counts_frame
-
-    if not isinstance(report.documents, DocumentColumns):
-        counts_frame(report).to_parquet(path, index=False)
-        return
+    """The counts frame as parquet, written a block of documents at a time (one row group
+    each, never the whole frame in memory)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from ..evaluation.records import counts_blocks
 
     writer: pq.ParquetWriter | None = None
     try:
@@ -318,11 +314,12 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     ``prompts/`` into `folder`/eval and return that directory. A missing prompt file is an
     InputError (raised before any run exists)."""
     from ..evaluation.slices import count_slices
+    from ..views.markdown import report_markdown
     from ..views.plots import field_robustness_plot, robustness_plot
 
     out = folder / ARTIFACT_DIR
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.md").write_text(report.to_markdown(), encoding="utf-8")
+    (out / "summary.md").write_text(report_markdown(report), encoding="utf-8")
     diagnostics = json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str)
     (out / "diagnostics.json").write_text(diagnostics + "\n", encoding="utf-8")
     write_counts(report, out / "documents.parquet")

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.counts import ratio
-from ..evaluation.compact import STATUSES, DocumentColumns
 from ..evaluation.records import counts_frame
 from ..fields.scorer import CATEGORIES
 
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pandas as pd
 
-    from ..report import Report
+    from ..report import DocumentTable, Report
 
 
 DOCUMENT_COLUMNS = ["id", "status", "tp", "fp", "fn", "precision", "recall", "f1", "reason"]
@@ -59,44 +58,33 @@ def report_frame(report: Report, kind: str = "fields") -> pd.DataFrame:
             ],
         )
     if kind == "documents":
-        if isinstance(report.documents, DocumentColumns):
-            return _columns_frame(report.documents)
-        rows = [d.to_dict() for d in report.documents]
-        return pd.DataFrame(rows, columns=DOCUMENT_COLUMNS)
+        return _documents_frame(report.documents)
     if kind == "counts":
         return counts_frame(report)
     if kind == "document_fields":
-        spill = getattr(report.documents, "spill", None)
-        if spill is not None:  # a compact evaluation: its spilled counts
-            docs = report.documents
-            return spill.long_frame(docs.positions, docs.ids)  # type: ignore[attr-defined,no-any-return]
-        long = [
-            {"id": d.id, "field": p, "tp": c[0], "fp": c[1], "fn": c[2]}
-            for d in report.documents
-            for p, c in d.fields.items()
-        ]
-        return pd.DataFrame(long, columns=["id", "field", "tp", "fp", "fn"])
+        return report.documents.field_frame()
     raise ValueError(
         f"unknown frame kind {kind!r}: use fields, documents, counts or document_fields"
     )
 
 
-def _columns_frame(docs: DocumentColumns) -> pd.DataFrame:
-    """The "documents" frame of a compact evaluation, from its columns (no document rebuilt):
-    the frame the rows of ``DocumentResult.to_dict`` give."""
+def _documents_frame(docs: DocumentTable) -> pd.DataFrame:
+    """The "documents" frame, from the columns (no document rebuilt): the frame the rows of
+    ``DocumentResult.to_dict`` give."""
     import pandas as pd
 
-    tp, fp, fn = (docs.counts[:, i].tolist() for i in range(3))
+    counts = docs.count_matrix()
+    tp, fp, fn = (counts[:, i].tolist() for i in range(3))
     data = {
         "id": list(docs.ids),
-        "status": [STATUSES[s] for s in docs.status.tolist()],
+        "status": docs.statuses(),
         "tp": tp,
         "fp": fp,
         "fn": fn,
         "precision": [ratio(t, t + p) for t, p in zip(tp, fp, strict=True)],
         "recall": [ratio(t, t + n) for t, n in zip(tp, fn, strict=True)],
         "f1": [ratio(2 * t, 2 * t + p + n) for t, p, n in zip(tp, fp, fn, strict=True)],
-        "reason": [docs.reasons.get(k) for k in range(len(docs))],
+        "reason": [docs.reason_at(k) for k in range(len(docs))],
     }
     return pd.DataFrame(data)
 
@@ -127,9 +115,5 @@ def documents_table(report: Report, limit: int | None = None) -> pd.DataFrame:
     docs, limit = report.documents, TABLE_ROWS if limit is None else limit
     if len(docs) <= limit:
         return report_frame(report, "documents")
-    if isinstance(docs, DocumentColumns):
-        counts = docs.count_matrix()
-    else:
-        counts = np.array([[d.counts.tp, d.counts.fp, d.counts.fn] for d in docs])
-    rows = [docs[int(k)].to_dict() for k in table_rows(counts, limit)]
+    rows = [docs[int(k)].to_dict() for k in table_rows(docs.count_matrix(), limit)]
     return pd.DataFrame(rows, columns=DOCUMENT_COLUMNS)

@@ -19,6 +19,7 @@ from ..core.text import md_cell, safe_lines
 from ..io.outputs import claim_results_folder, write_atomic
 from .feedback import feedback_text
 from .iterations import LoopRow, best_row, loop_markdown, loop_rows, metrics_csv, metrics_latex
+from .markdown import report_markdown
 from .plots import plot_tokens, plot_trend
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _demoted(markdown: str, levels: int) -> list[str]:
 def _iteration_section(title: str, it: Iteration, n: int) -> list[str]:
     overview = _overview_lines(it)
     head = ["", f"## {title}: {md_cell(iteration_name(it, n))}", ""]
-    return [*head, *overview, *([""] if overview else []), *_demoted(it.report.to_markdown(), 2)]
+    return [*head, *overview, *([""] if overview else []), *_demoted(report_markdown(it.report), 2)]
 
 
 def summary_markdown(

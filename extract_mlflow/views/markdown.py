@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
 from ..core.text import compact, escape_pipes, fmt, md_cell, safe_lines
+from .families import family_markdown
 from .sections import (
     FIELDS_LISTED,
     _field_row,
@@ -98,6 +99,9 @@ def _headline_lines(report: Report) -> list[str]:
 
 
 def report_markdown(report: Report) -> str:
+    """The report as markdown (``summary.md``, a CI job summary): the headline scores, the
+    pages, one row per field worst first with a few mistakes, the documents with the most
+    errors, the fidelity and structure sections, then the notes."""
     lines = [
         *_headline_lines(report),
         *_layout_markdown(report),
@@ -143,6 +147,8 @@ def report_markdown(report: Report) -> str:
         lines += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
         lines += ["", *_structure_lines(report.structure)]
+    for summary in report.families.values():
+        lines += ["", *family_markdown(summary)]
     notes = report_notes(report)
     if notes:
         lines += ["", tr("md.notes"), "", *[f"- {n}" for n in notes]]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.language import tr
 from ..core.text import display_width, fmt, pad, safe_lines, terminal_safe, truncate
 from ..fields.scorer import CATEGORIES
+from .families import family_table
 from .sections import (
     FIELDS_LISTED,
     _field_row,
@@ -44,6 +45,8 @@ def report_table(report: Report) -> str:
         out += ["", *_fidelity_lines(report.fidelity)]
     if report.structure is not None:
         out += ["", *_structure_lines(report.structure)]
+    for summary in report.families.values():
+        out += ["", *family_table(summary)]
     notes = report_notes(report)
     if notes:
         out += ["", *notes]

@@ -1,0 +1,35 @@
+"""The registered metric families (see :mod:`.base`): one line each in :data:`FAMILIES`.
+
+Everything that handles families (the config's sections, the evaluation, the report, gates,
+the paired comparison, the views) reads this tuple and nothing else names a family.
+"""
+
+from __future__ import annotations
+
+from .base import Family, FamilySlice, FamilySummary, FamilyValue, Statistics
+from .text_accuracy import TEXT_ACCURACY
+
+FAMILIES: tuple[Family, ...] = (TEXT_ACCURACY,)
+
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "FamilySlice",
+    "FamilySummary",
+    "FamilyValue",
+    "Statistics",
+    "by_name",
+    "lower_is_better",
+]
+
+
+def by_name(name: str) -> Family | None:
+    """The registered family called `name`, else None."""
+    return next((f for f in FAMILIES if f.name == name), None)
+
+
+def lower_is_better(base: str) -> bool:
+    """Whether the metric of base name `base` (``cer`` of ``cer/title``) belongs to a
+    registered family whose metrics are lower-is-better."""
+    head = base.partition("/")[0].removesuffix("_ci_low").removesuffix("_ci_high")
+    return any(head in f.metric_names and not f.higher_is_better for f in FAMILIES)

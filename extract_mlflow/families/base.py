@@ -1,0 +1,142 @@
+"""The seam of a metric family: what a family declares, and the plain summary it reports.
+
+A *family* (text accuracy, …) is statistics first, scores from statistics: per document it
+gives, for each of its metrics, a numerator and a denominator (:meth:`Family.document`); the
+value of a metric over any set of documents is Σnumerator / Σdenominator. Everything else is the
+engine's and reads only these declarations (:mod:`extract_mlflow.evaluation.families`): the
+state is the per-document statistics (merged by concatenation, so any partition of the
+documents gives the same numbers), the intervals resample documents and recompute each ratio
+from the resample's sums, the slices are the same ratios over a slice's documents, the paired
+comparison of two runs reads the statistics from the runs' per-document counts
+(``<family>/<metric>_num`` and ``_den`` columns), gates read each metric's direction from
+:attr:`Family.higher_is_better`, and every view renders a :class:`FamilySummary` the same way.
+
+A family is one module under :mod:`extract_mlflow.families` and one line in its registry
+(``FAMILIES``); docs/architecture.md, "Adding a metric family", walks through one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from ..core.keys import slice_key
+
+Statistics = Mapping[str, tuple[float, float]]
+"""metric -> (numerator, denominator) of one document; a metric it lacks is left out"""
+
+
+class Family(Protocol):
+    """What a metric family declares (a module-level instance, registered in ``FAMILIES``)."""
+
+    name: str
+    """its config section (``[name]``), its column prefix and its key in ``to_dict()``"""
+    title: str
+    """the heading of its section in every view"""
+    section: type[BaseModel]
+    """its config section; the defaults must leave the family off"""
+    higher_is_better: bool
+    """the direction of every metric it logs (``<metric>``, ``<metric>/<part>``, slices)"""
+    metric_names: tuple[str, ...]
+    """the base names of the metrics it logs (``cer`` of ``cer/title``): gates read their
+    direction from :attr:`higher_is_better`"""
+
+    def active(self, section: Any) -> bool:
+        """Whether the family runs under this section of a config."""
+        ...
+
+    def definition(self, section: Any) -> str:
+        """Its part of the signature: the version of its definitions (the section's values
+        are in the config digest already)."""
+        ...
+
+    def document(
+        self, gold: Mapping[str, Any], pred: Mapping[str, Any] | None, section: Any
+    ) -> Statistics:
+        """The statistics of one document (gold line, prediction or None when missing or
+        unreadable). Pure, and the same for a document whichever part scores it."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyValue:
+    """A metric over a set of documents: Σnum/Σden with its bootstrap interval."""
+
+    value: float | None
+    """None when no document has reference (Σden = 0)"""
+    ci_low: float | None
+    ci_high: float | None
+    documents: int
+    """documents with this metric"""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "documents": self.documents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FamilySlice:
+    label: str
+    documents: int
+    values: dict[str, FamilyValue]
+
+
+@dataclass
+class FamilySummary:
+    """What a family found over an evaluation: plain data, rendered by the views."""
+
+    name: str
+    title: str
+    higher_is_better: bool
+    values: dict[str, FamilyValue]
+    """metric -> its value, in the order the family gave them"""
+    slices: dict[str, list[FamilySlice]] = field(default_factory=dict)
+    """slice attribute -> its slices, in label order"""
+    worst: list[tuple[str, float]] = field(default_factory=list)
+    """(document id, value of the first metric): the worst documents, worst first"""
+    rows: Any = field(default=None, compare=False)
+    """the row (gold order) of each document with statistics (numpy int64)"""
+    columns: dict[str, tuple[Any, Any]] = field(default_factory=dict, compare=False)
+    """metric -> (num, den) per row of :attr:`rows` (numpy float64, NaN: not this metric)"""
+
+    def metrics(self) -> dict[str, float]:
+        """The MLflow metrics: each value, its ``_ci_low``/``_ci_high``, and the slices'
+        (``<metric>_by_<attribute>/<label>``); a metric without a value is left out."""
+        out: dict[str, float] = {}
+        for name, v in self.values.items():
+            if v.value is not None:
+                out[name] = v.value
+            if v.ci_low is not None and v.ci_high is not None:
+                out[f"{name}_ci_low"], out[f"{name}_ci_high"] = v.ci_low, v.ci_high
+        for attribute, slices in self.slices.items():
+            for s in slices:
+                for name, v in s.values.items():
+                    if v.value is not None:
+                        out[slice_key(name, attribute, s.label)] = v.value
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "higher_is_better": self.higher_is_better,
+            "metrics": {name: v.to_dict() for name, v in self.values.items()},
+            "slices": {
+                attribute: [
+                    {
+                        "label": s.label,
+                        "documents": s.documents,
+                        "metrics": {n: v.to_dict() for n, v in s.values.items()},
+                    }
+                    for s in slices
+                ]
+                for attribute, slices in self.slices.items()
+            },
+            "worst_documents": [{"id": i, "value": v} for i, v in self.worst],
+        }
