@@ -68,11 +68,14 @@ def test_slices_are_micro_scores_over_each_group() -> None:
 
 def test_numeric_slices_are_binned_and_an_extracted_field_stays_scored() -> None:
     gold, pred = docs(30)
-    r = evaluate(gold, pred, slice_by=["dpi", "f0"])
+    config = {"fields": {"f0": {"type": "number"}}}  # the config says f0 is a field
+    r = evaluate(gold, pred, config, slice_by=["dpi", "f0"])
     m = r.metrics()
     assert len([k for k in m if k.startswith("f1_by_dpi/")]) == 5  # 30 values > 20: 5 bins
-    assert "f0" in r.fields, "f0 is predicted too: sliced by and still scored"
+    assert "f0" in r.fields, "f0 has a field rule: sliced by and still scored"
     assert any(k.startswith("f1_by_f0/") for k in m)
+    unruled = evaluate(gold, pred, slice_by=["f0"])  # no rule: a gold attribute, not a field
+    assert "f0" not in unruled.fields and any(k.startswith("f1_by_f0/") for k in unruled.metrics())
 
 
 def test_a_slice_attribute_no_document_has_is_reported() -> None:

@@ -79,7 +79,8 @@ class Setup:
     profile: str | None = None
     family_keys: tuple[str, ...] = ()
     """top-level keys that are not fields: the structure keys (``[structure]``'s key names),
-    the top-level key of every ``--slice-by`` attribute, and the ``--source-key`` field"""
+    the top-level key of every ``--slice-by`` attribute (unless a ``[fields]`` rule of the
+    config names a path under it: then it is a field too), and the ``--source-key`` field"""
     fidelity: bool = False
     """source texts were given (text fidelity runs)"""
     approvals: Approvals | None = None
@@ -98,7 +99,8 @@ class Setup:
             known = ", ".join(sorted(config.layout.profiles)) or "none configured"
             raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
         extras = extras or Extras()
-        tops = tuple(p.split(".")[0] for p in config.structure.slice_by)
+        ruled = {path.split(".")[0].removesuffix("[]") for path in config.fields}
+        tops = tuple(t for p in config.structure.slice_by if (t := p.split(".")[0]) not in ruled)
         family = (*structure_keys(config), *tops)
         if extras.source_key:
             family += (extras.source_key,)
