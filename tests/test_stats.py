@@ -408,6 +408,7 @@ def test_block_draws_equal_the_whole_index_matrix(
     product_rows=st.sampled_from([1, 3, 32, 10**6]),
     big=st.booleans(),
     dtype=st.sampled_from([np.float64, np.uint8, np.int16, np.uint32, np.int64]),
+    zero_share=st.sampled_from([0.0, 0.3, 1.0]),
 )
 def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
     n: int,
@@ -418,15 +419,18 @@ def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
     product_rows: int,
     big: bool,
     dtype: Any,
+    zero_share: float,
 ) -> None:
     """A wide count matrix (compare's, of whole numbers in any type) is multiplied by the
-    weights of several draw blocks at once, a slice of documents at a time: the same sums,
-    bit for bit, as one block at a time (float32 or, with large counts, float64)."""
+    weights of several draw blocks at once, a slice of documents at a time, its all-zero
+    columns left out: the same sums, bit for bit, as one block at a time (float32 or, with
+    large counts, float64)."""
     rng = np.random.default_rng(seed)
     top = 2**26 if big else 9
     if dtype != np.float64:
         top = min(top, int(np.iinfo(dtype).max))
     counts = rng.integers(0, top, size=(n, columns)).astype(dtype)
+    counts[:, rng.random(columns) < zero_share] = 0  # all-zero columns: left out of the product
     idx = resample_indices(n, resamples, seed)
     weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
     expected = weights @ counts.astype(np.float64)
