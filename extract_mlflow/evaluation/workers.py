@@ -32,10 +32,10 @@ import threading
 from array import array
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping
-from contextlib import closing, contextmanager, suppress
+from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -229,7 +229,7 @@ def _score_range(blob: bytes, r: Range, index: str | None, pred: str, score: boo
     uses = SourceUse(_sources) if _sources is not None else None
     hashes, used = array("Q"), array("q")
     defect = None
-    with gc_paused(), _opened(pred if len(lines) else None) as f:
+    with gc_paused(), open(pred, "rb") if len(lines) else nullcontext() as f:
         part = Evaluation(setup, sink=CountsSpill())
         position = r.position
         for lineno, _, raw in read_range(r):
@@ -247,15 +247,6 @@ def _score_range(blob: bytes, r: Range, index: str | None, pred: str, score: boo
             position += 1
         part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
     return _Scored(part, hashes, used, defect, uses.noted() if uses is not None else None)
-
-
-@contextmanager
-def _opened(path: str | None) -> Iterator[IO[bytes] | None]:
-    if path is None:
-        yield None
-        return
-    with open(path, "rb") as f:
-        yield f
 
 
 class _Merger:
