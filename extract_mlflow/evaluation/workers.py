@@ -335,14 +335,14 @@ def _shared(index: LineIndex) -> Iterator[str | None]:
         yield None
         return
     fd, path = tempfile.mkstemp(prefix="extract-mlflow-index-", suffix=".npy")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(
-                f,
-                np.stack(
-                    [index.hashes, index.offsets.view(np.uint64), index.linenos.view(np.uint64)]
-                ),
-            )
+        shape = (3, len(index))
+        table = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint64, shape=shape)
+        table[0], table[1] = index.hashes, index.offsets.view(np.uint64)
+        table[2] = index.linenos.view(np.uint64)
+        table.flush()
+        del table  # written column by column: no copy of the whole index in memory
         yield path
     finally:
         with suppress(OSError):
