@@ -36,7 +36,6 @@ COMPILED = (
     "io/lines.py",
     "io/loading.py",
     "io/stream.py",
-    "io/lockstep.py",
     "evaluation/field_counts.py",
     "io/spill.py",
     "evaluation/accumulator.py",
@@ -46,18 +45,17 @@ COMPILED = (
 """The compiled modules, relative to the package folder (each must stay mypy-clean and pass the
 whole suite compiled).
 
-What compiling asked, as found: io/stream.py tests its `_pred_error` through a method (mypy
-kept the attribute narrowed to None across the reads that set it, and the compiled check raised
+What compiling asked, as found: io/stream.py tests its `_pred_error` through a method (mypy kept
+the attribute narrowed to None across the reads that set it, and the compiled check raised
 TypeError) and calls the id hash through a module global (a test makes ids collide: a compiled
-module calls its own functions directly); io/lockstep.py's RawRun, a worker's task, pickles as
-its constructor's arguments. A compiled module must not hold a subclass of dict or list (not
-compiled), a generic dataclass (fails on import), a functools.cached_property (returns the wrong
-thing), a subclass of an abstract class such as Sequence (it shares that class's isinstance
-cache: ``isinstance([], it)`` turns true), weak references to its instances (finalizers watch an
-object it holds instead), and pickling by ``__dict__`` or into a frozen dataclass (a compiled
-instance has no ``__dict__`` and is rebuilt by calling its class: ``__reduce__`` gives the
-arguments). Such classes live in plain modules beside: evaluation/columns.py,
-evaluation/inputs.py."""
+module calls its own functions directly). A compiled module must not hold a subclass of dict or
+list (not compiled), a generic dataclass (fails on import), a functools.cached_property (returns
+the wrong thing), a subclass of an abstract class such as Sequence (it shares that class's
+isinstance cache: ``isinstance([], it)`` turns true), weak references to its instances
+(finalizers watch an object it holds instead), and pickling by ``__dict__`` or into a frozen
+dataclass (a compiled instance has no ``__dict__`` and is rebuilt by calling its class:
+``__reduce__`` gives the arguments). Such classes live in plain modules beside:
+evaluation/columns.py, evaluation/inputs.py."""
 
 C_LOOP = Extension(
     f"{PACKAGE}.evaluation._resample",

@@ -1,8 +1,7 @@
-"""`--workers N`: batches scored in worker processes and merged give the report of one
-process, field by field (JSON text, metrics, intervals, counts frame, documents), and the same
-error for defective files. While the files are in lockstep the workers parse raw line pairs;
-from the first batch out of step this process joins: the tests check both the parity and
-where the hand-over happened (the debug log of the workers module)."""
+"""`--workers N`: the files read in byte ranges by worker processes, scored and merged, give
+the report of one process, field by field (JSON text, metrics, intervals, counts frame,
+documents), and the same error for defective files, wherever the ranges are cut (the tests cut
+tiny ranges: one line each, or a few)."""
 
 from __future__ import annotations
 
@@ -58,7 +57,7 @@ def test_examples_in_workers_equal_one_process(example: str, pred: str, with_sou
     want = evaluate(*args, **kwargs)  # type: ignore[arg-type]
     extras = Extras(sources=load_sources(folder / "sources") if with_sources else None)
     config = load_config(folder / "config.toml")
-    got = score_files(args[0], args[1], config, extras=extras, workers=2, batch_size=2)
+    got = score_files(args[0], args[1], config, extras=extras, workers=2, range_bytes=2)
     assert len(want.documents) > 4
     if with_sources:
         assert want.fidelity is not None and got.fidelity == want.fidelity
@@ -129,7 +128,7 @@ def test_workers_are_for_the_local_engine(synthetic: tuple[Path, Path]) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: --workers is for --engine local")
 
 
-# -- raw line pairs parsed by the workers, and the hand-over to this process -------------------
+# -- files in and out of gold order, with defects, in ranges of a few lines ---------------------
 
 
 def line(doc_id: str | int, value: int) -> str:
@@ -156,134 +155,107 @@ def outcome(run: Callable[[], Report]) -> tuple[Outcome, Report | None]:
     return ("ok", json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str)), report
 
 
-_HANDOVER = re.compile(r"^(\d+) documents parsed by the workers in lockstep")
-
-
 def parity(
     tmp_path: Path,
     gold_lines: list[str],
     pred_lines: list[str],
-    batch: int,
-    caplog: pytest.LogCaptureFixture | None = None,
+    size: int,
     *,
     gold_bom: bool = False,
     pred_bom: bool = False,
-) -> tuple[Outcome, int | None]:
-    """The outcome of one process and of two workers on the same files (asserted equal), and
-    how many documents the workers joined from raw pairs (None: not logged)."""
+) -> Outcome:
+    """The outcome of one process and of two workers reading ranges of at least `size` bytes
+    of the same files (asserted equal)."""
     gold = write(tmp_path / "gold.jsonl", gold_lines, gold_bom)
     pred = write(tmp_path / "pred.jsonl", pred_lines, pred_bom)
     one, want = outcome(lambda: evaluate(gold, pred))
-    if caplog is not None:
-        caplog.clear()
-    with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.workers") if caplog else _no():
-        two, got = outcome(lambda: score_files(gold, pred, Config(), workers=2, batch_size=batch))
+    two, got = outcome(lambda: score_files(gold, pred, Config(), workers=2, range_bytes=size))
     assert two == one
     if want is not None:
         assert got is not None
         assert_workers_same(got, want)
-    raw = None
-    if caplog is not None:
-        found = [m for r in caplog.records if (m := _HANDOVER.match(r.getMessage()))]
-        raw = int(found[-1].group(1)) if found else None
-    return one, raw
+    return one
 
 
-class _no:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_: object) -> None:
-        return None
-
-
-def test_lockstep_files_are_parsed_by_the_workers(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    result, raw = parity(tmp_path, golds(51), preds(51), 2, caplog)
+def test_files_in_gold_order(tmp_path: Path) -> None:
+    result = parity(tmp_path, golds(51), preds(51), 2)
     assert result[0] == "ok" and json.loads(result[1])["documents"] == 51
-    assert raw == 51  # every document, in 26 parts (merged in groups), the last one short
 
 
-def test_boms_stay_in_step_and_blank_lines_go_to_the_stream(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The workers get runs of plain lines: a batch with a blank line (or one of only spaces)
-    is joined here, from its start, as one pass would join it."""
+def test_boms_and_blank_lines(tmp_path: Path) -> None:
+    """Byte order marks, a last line without a line end, blank lines (or lines of spaces)
+    wherever the ranges are cut: the documents' positions and line numbers are one pass's."""
     gold, pred = golds(9), [*preds(9)[:-1], preds(9)[-1].rstrip("\n")]  # no last line end
-    result, raw = parity(tmp_path, gold, pred, 2, caplog, gold_bom=True, pred_bom=True)
-    assert result[0] == "ok" and raw == 9
+    for size in (1, 2, 150, 400, 10_000):
+        result = parity(tmp_path, gold, pred, size, gold_bom=True, pred_bom=True)
+        assert result[0] == "ok"
     gold.insert(6, "\n")
+    gold.insert(0, " \n")
     pred[2:2] = ["   \n", "\n"]
     pred.append("\n")
-    result, raw = parity(tmp_path, gold, pred, 2, caplog, gold_bom=True, pred_bom=True)
-    assert result[0] == "ok" and raw == 2
-    result, raw = parity(tmp_path, gold, preds(9), 2, caplog)
-    assert result[0] == "ok" and raw == 6
+    for size in (1, 2, 150, 400, 10_000):
+        assert parity(tmp_path, gold, pred, size, gold_bom=True, pred_bom=True)[0] == "ok"
+        assert parity(tmp_path, gold, preds(9), size)[0] == "ok"
 
 
-@pytest.mark.parametrize(
-    ("at", "batch", "raw"),
-    [(1, 4, 0), (5, 4, 4), (9, 4, 8), (9, 3, 9)],
-    ids=["first-batch", "middle-batch", "last-line", "last-line-own-batch"],
-)
-def test_files_out_of_step(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, at: int, batch: int, raw: int
-) -> None:
-    """Prediction line `at` carries another id: the batch holding it is joined here."""
+@pytest.mark.parametrize("at", [0, 1, 5, 9])
+@pytest.mark.parametrize("size", [1, 300])
+def test_files_out_of_step(tmp_path: Path, at: int, size: int) -> None:
+    """Prediction line `at` carries another id."""
     pred = preds(10)
     pred[at] = line("other", 1)
-    result, got = parity(tmp_path, golds(10), pred, batch, caplog)
+    result = parity(tmp_path, golds(10), pred, size)
     assert result[0] == "ok" and "other" in json.loads(result[1])["unknown_ids"]
-    assert got == raw
 
 
-def test_swapped_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_swapped_and_reversed_lines(tmp_path: Path) -> None:
     pred = preds(10)
     pred[4], pred[5] = pred[5], pred[4]
-    result, raw = parity(tmp_path, golds(10), pred, 2, caplog)
-    assert result[0] == "ok" and raw == 4
+    assert parity(tmp_path, golds(10), pred, 2)[0] == "ok"
+    assert parity(tmp_path, golds(10), preds(10)[::-1], 300)[0] == "ok"
 
 
-def test_extra_prediction_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_extra_prediction_lines(tmp_path: Path) -> None:
     pred = [*preds(10), line("x1", 1), "not json\n", line("x2", 2)]
-    result, raw = parity(tmp_path, golds(10), pred, 3, caplog)
+    result = parity(tmp_path, golds(10), pred, 3)
     report = json.loads(result[1])
     assert report["unknown_ids"] == ["x1", "x2"] and len(report["unattributed_lines"]) == 1
-    assert raw == 10
 
 
-def test_missing_prediction_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    result, raw = parity(tmp_path, golds(10), preds(7), 3, caplog)
-    assert result[0] == "ok" and raw == 6  # the batch the prediction file ends in: joined here
+def test_many_unattributed_lines(tmp_path: Path) -> None:
+    """More unattributed lines than are kept, over several ranges: the first ones kept, all
+    counted."""
+    pred = [*preds(10), *(f"garbage {k}\n" for k in range(1500))]
+    result = parity(tmp_path, golds(10), pred, 2000)
+    report = json.loads(result[1])
+    assert report["unattributed_lines"][0].startswith("line 11:")
+
+
+def test_missing_prediction_lines(tmp_path: Path) -> None:
+    assert parity(tmp_path, golds(10), preds(7), 3)[0] == "ok"
 
 
 @pytest.mark.parametrize(
-    ("broken", "raw"),
-    [('{"id": "d4", "total": \n', 10), ("not json at all\n", 3)],
+    ("broken", "attributed"),
+    [('{"id": "d4", "total": \n', True), ("not json at all\n", False)],
     ids=["id-recovered", "no-id"],
 )
-def test_invalid_prediction_line(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, broken: str, raw: int
-) -> None:
-    """A line that does not parse is in step when its recovered id is the gold id."""
+def test_invalid_prediction_line(tmp_path: Path, broken: str, attributed: bool) -> None:
+    """A line that does not parse is a parse failure of the id recovered from its text."""
     pred = preds(10)
     pred[4] = broken
-    result, got = parity(tmp_path, golds(10), pred, 3, caplog)
-    assert result[0] == "ok" and got == raw
+    result = parity(tmp_path, golds(10), pred, 3)
+    assert result[0] == "ok"
     report = json.loads(result[1])
     assert report["parse_failure_rate"] == pytest.approx(0.1)
-    assert len(report["unattributed_lines"]) == (raw < 10)
+    assert len(report["unattributed_lines"]) == (not attributed)
 
 
-def test_gold_syntax_error_in_a_later_batch(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_gold_syntax_error_in_a_later_range(tmp_path: Path) -> None:
     gold = golds(10)
     gold[7] = '{"id": "d7", "total": \n'
-    result, raw = parity(tmp_path, gold, preds(10), 3, caplog)
+    result = parity(tmp_path, gold, preds(10), 3)
     assert result[0] == "InputError" and ":8: invalid JSON" in result[1]
-    assert raw == 6
 
 
 def test_gold_error_after_a_prediction_defect(tmp_path: Path) -> None:
@@ -292,7 +264,7 @@ def test_gold_error_after_a_prediction_defect(tmp_path: Path) -> None:
     gold[8] = "[1]\n"
     pred = preds(10)
     pred[2] = "garbage\n"
-    result, _ = parity(tmp_path, gold, pred, 3)
+    result = parity(tmp_path, gold, pred, 3)
     assert result[0] == "InputError" and ":9: not a JSON object" in result[1]
     utf16 = tmp_path / "u"
     utf16.mkdir()
@@ -301,61 +273,78 @@ def test_gold_error_after_a_prediction_defect(tmp_path: Path) -> None:
     one, _ = outcome(lambda: evaluate(utf16 / "gold.jsonl", utf16 / "pred.jsonl"))
     two, _ = outcome(
         lambda: score_files(
-            utf16 / "gold.jsonl", utf16 / "pred.jsonl", Config(), workers=2, batch_size=3
+            utf16 / "gold.jsonl", utf16 / "pred.jsonl", Config(), workers=2, range_bytes=3
         )
     )
     assert two == one and ":9: not a JSON object" in one[1]
+    (utf16 / "gold.jsonl").write_text("".join(golds(10)))
+    one, _ = outcome(lambda: evaluate(utf16 / "gold.jsonl", utf16 / "pred.jsonl"))
+    two, _ = outcome(
+        lambda: score_files(
+            utf16 / "gold.jsonl", utf16 / "pred.jsonl", Config(), workers=2, range_bytes=3
+        )
+    )
+    assert two == one and "UTF-16" in one[1]
 
 
-def test_duplicate_gold_ids_across_batches(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_duplicate_gold_ids_across_ranges(tmp_path: Path) -> None:
     gold, pred = golds(10), preds(10)
-    gold[8], pred[8] = line("d1", 2), line("d1", 2)  # in step, the repeat in a later batch
-    result, raw = parity(tmp_path, gold, pred, 3, caplog)
+    gold[8], pred[8] = line("d1", 2), line("d1", 2)  # in step, the repeat in a later range
+    result = parity(tmp_path, gold, pred, 3)
     assert result == (
         "InputError",
         f"{tmp_path / 'gold.jsonl'}:9: duplicate id 'd1' (first on line 2)",
     )
-    assert raw == 10
+    gold[9] = "[1]\n"  # a later defect: the repeat before it is the error
+    assert parity(tmp_path, gold, pred, 3) == result
 
 
-def test_duplicate_prediction_id_after_lockstep(tmp_path: Path) -> None:
+def test_duplicate_prediction_ids(tmp_path: Path) -> None:
     pred = [*preds(10), line("d3", 1)]
-    result, _ = parity(tmp_path, golds(10), pred, 4)
+    result = parity(tmp_path, golds(10), pred, 4)
     assert result[0] == "InputError" and "duplicate prediction id 'd3'" in result[1]
+    pred = [line("d3", 1), *preds(10)]
+    result = parity(tmp_path, golds(10), pred, 4)
+    assert result[0] == "InputError" and ":5: duplicate prediction id 'd3'" in result[1]
 
 
 def test_empty_and_absent_files(tmp_path: Path) -> None:
-    assert parity(tmp_path, golds(4), [], 2)[0][0] == "InputError"
-    assert parity(tmp_path, [], preds(4), 2)[0][0] == "InputError"
-    assert parity(tmp_path, ["\n"], ["\n"], 2)[0][0] == "InputError"
+    assert parity(tmp_path, golds(4), [], 2)[0] == "InputError"
+    assert parity(tmp_path, [], preds(4), 2)[0] == "InputError"
+    assert parity(tmp_path, ["\n"], ["\n"], 2)[0] == "InputError"
+    assert parity(tmp_path, ["\n"], preds(4), 2)[0] == "InputError"
+    gold = write(tmp_path / "gold.jsonl", golds(4))
+    for g, p in ((gold, tmp_path / "none.jsonl"), (tmp_path / "none.jsonl", gold)):
+        one, _ = outcome(lambda: evaluate(g, p))  # noqa: B023 (called at once)
+        two, _ = outcome(lambda: score_files(g, p, Config(), workers=2))  # noqa: B023
+        assert two == one and one[0] == "InputError"
 
 
-def test_oversized_lines(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """A line over the limit is a parse failure of the id at its head; the batch holding it is
-    joined here (the workers get runs of plain lines)."""
+def test_oversized_lines(tmp_path: Path) -> None:
+    """A prediction line over the limit is a parse failure of the id at its head (the rest of
+    the file is then one range); a gold line over the limit is the gold file's error."""
     pred = preds(6)
     pred[3] = '{"id": "d3", "note": "' + "x" * (MAX_LINE_BYTES + 10) + '"}\n'
-    result, raw = parity(tmp_path, golds(6), pred, 2, caplog)
-    assert result[0] == "ok" and raw == 2
+    result = parity(tmp_path, golds(6), pred, 2)
+    assert result[0] == "ok"
     assert "over the 16 MiB limit" in result[1]
     gold = golds(6)
     gold[4] = pred[3].replace('"d3"', '"d4"')  # a gold line over the limit: the gold error
-    result, raw = parity(tmp_path, gold, preds(6), 2, caplog)
-    assert result[0] == "InputError" and ":5: line is " in result[1] and raw == 4
+    result = parity(tmp_path, gold, preds(6), 2)
+    assert result[0] == "InputError" and ":5: line is " in result[1]
 
 
 @pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(pair=file_pairs(), batch=st.integers(1, 4))
-def test_random_file_pairs_in_workers(tmp_path: Path, pair: Any, batch: int) -> None:
+@given(pair=file_pairs(), size=st.integers(1, 400))
+def test_random_file_pairs_in_workers(tmp_path: Path, pair: Any, size: int) -> None:
     """Random gold and prediction files (gaps, repeats, extra, broken and blank lines, BOMs,
-    gold defects): two workers with small batches give one process's report or error."""
+    gold defects): two workers reading ranges cut anywhere give one process's report or
+    error."""
     gold_lines, pred_lines, gold_bom, pred_bom = pair
-    parity(tmp_path, gold_lines, pred_lines, batch, gold_bom=gold_bom, pred_bom=pred_bom)
+    parity(tmp_path, gold_lines, pred_lines, size, gold_bom=gold_bom, pred_bom=pred_bom)
 
 
 def _cli_pair(tmp_path: Path, gold: list[str], pred: list[str]) -> tuple[Any, Any]:
@@ -365,8 +354,8 @@ def _cli_pair(tmp_path: Path, gold: list[str], pred: list[str]) -> tuple[Any, An
 
 
 @pytest.mark.slow
-def test_cli_out_of_step_in_a_middle_batch_and_errors(tmp_path: Path) -> None:
-    """The CLI with its own batch size (1,000): 2,500 documents out of step at 1,500, then a
+def test_cli_out_of_step_in_the_middle_and_errors(tmp_path: Path) -> None:
+    """The CLI with its own range size: 2,500 documents out of step at 1,500, then a
     gold syntax error at 2,200: the same JSON, then the same one line and exit 2."""
     gold, pred = golds(2500), preds(2500)
     pred[1500], pred[1501] = pred[1501], pred[1500]
@@ -413,9 +402,9 @@ def test_spawned_workers_equal_one_process(
     thread.start()
     try:
         with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.workers"):
-            in_step, raw = parity(tmp_path / "a", golds(9), preds(9), 2, caplog)
-            out_of_step, _ = parity(tmp_path / "b", golds(9), preds(9)[::-1], 2)
-        assert in_step[0] == out_of_step[0] == "ok" and raw == 9
+            in_step = parity(tmp_path / "a", golds(9), preds(9), 2)
+            out_of_step = parity(tmp_path / "b", golds(9), preds(9)[::-1], 2)
+        assert in_step[0] == out_of_step[0] == "ok"
         assert "starting 2 worker processes (spawn)" in caplog.messages
     finally:
         stop.set()
@@ -429,7 +418,7 @@ def test_structure_fields_in_the_last_gold_document(
 ) -> None:
     """Structure fields only in the last gold document: the pass needs no guess nor a second
     pass (the config names the structure keys), and gives the report of the loaded rows: in
-    one process, with workers in lockstep and out of step."""
+    one process, and with workers on files in and out of gold order."""
     table_doc = (EXAMPLES / "tables" / "gold.jsonl").read_text().splitlines()[0] + "\n"
     preds_ = [*preds(30), table_doc]
     gold = write(tmp_path / "gold.jsonl", [*golds(30), table_doc])
@@ -437,7 +426,7 @@ def test_structure_fields_in_the_last_gold_document(
     want = score_files(gold, pred, Config())
     assert want.structure is not None
     assert_compact_same(want, evaluate(gold, pred, stream=False))
-    got = score_files(gold, pred, Config(), workers=workers, batch_size=4)
+    got = score_files(gold, pred, Config(), workers=workers, range_bytes=400)
     assert got.to_dict() == want.to_dict()
 
 
@@ -456,14 +445,14 @@ def test_a_config_error_comes_after_the_files_defect(tmp_path: Path) -> None:
 def test_a_file_changed_while_the_workers_read_it_is_an_error(
     synthetic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The workers read their runs from the files after this process hashed them: a file
+    """The workers read their ranges from the files after this process hashed them: a file
     whose identity (inode, size, modification time) differs once they are done fails the
     pass with a clear error instead of a report whose digest is not of the bytes scored."""
     from extract_mlflow.errors import InputError
     from extract_mlflow.evaluation import workers as workers_module
 
     gold, pred = synthetic
-    from extract_mlflow.io.lockstep import file_identity as real
+    from extract_mlflow.io.ranges import file_identity as real
 
     calls: list[Path] = []
 
@@ -474,7 +463,7 @@ def test_a_file_changed_while_the_workers_read_it_is_an_error(
 
     monkeypatch.setattr(workers_module, "file_identity", moved)
     with pytest.raises(InputError, match="changed while it was being scored"):
-        score_files(gold, pred, Config(), workers=2, batch_size=100)
+        score_files(gold, pred, Config(), workers=2, range_bytes=10_000)
     assert calls[:2] == [gold, pred]
 
 
@@ -486,16 +475,16 @@ def _started(caplog: pytest.LogCaptureFixture) -> list[int]:
     return [int(m.group(1)) for m in found if m]
 
 
-@pytest.mark.parametrize(("docs", "batches"), [(3, 1), (9, 3)])
-def test_workers_are_capped_at_the_cores_and_the_batches(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, docs: int, batches: int
+@pytest.mark.parametrize(("docs", "size", "ranges"), [(3, 10_000, 1), (9, 1, 9)])
+def test_workers_are_capped_at_the_cores_and_the_ranges(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, docs: int, size: int, ranges: int
 ) -> None:
     gold = write(tmp_path / "gold.jsonl", golds(docs))
     pred = write(tmp_path / "pred.jsonl", preds(docs))
     want = evaluate(gold, pred)
     with caplog.at_level(logging.DEBUG, "extract_mlflow.evaluation.workers"):
-        got = score_files(gold, pred, Config(), workers=100_000, batch_size=3)
-    assert _started(caplog) == [min(usable_cores(), batches)]
+        got = score_files(gold, pred, Config(), workers=100_000, range_bytes=size)
+    assert _started(caplog) == [min(usable_cores(), ranges)]
     assert_workers_same(got, want)
 
 

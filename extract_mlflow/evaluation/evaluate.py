@@ -26,7 +26,7 @@ from ..io.stream import JoinedStream, StreamSummary
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation
 from .inputs import Extras, Inputs, Setup, content_digest
-from .workers import BATCH, WorkerPool, score_documents, score_lockstep
+from .workers import RANGE_BYTES, WorkerPool, score_ranges
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ def score_files(
     profile: str | None = None,
     extras: Extras | None = None,
     workers: int = 1,
-    batch_size: int = BATCH,
+    range_bytes: int = RANGE_BYTES,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
     the setup of the config (with the mixed paths of a first pass when it met some, see
@@ -277,20 +277,18 @@ def score_files(
     :class:`~extract_mlflow.evaluation.accumulator.Evaluation`, then its result. The same
     report, errors and messages as :func:`score_sets` on the loaded files.
 
-    With `workers` > 1, batches of `batch_size` documents are scored in that many processes
-    (at most one per core and one per batch: see :class:`~.workers.WorkerPool`),
-    each into a fresh compact part, merged here in batch order
-    (:mod:`~extract_mlflow.evaluation.workers`). While the files are in lockstep the workers
-    also parse the lines (this process only reads them); from where they are not, and for a
-    whole pass with `extras` sources (the join decides which source text goes with a
-    document), this process joins and the workers score."""
+    With `workers` > 1, the files are read in ranges of `range_bytes` bytes of whole lines by
+    that many processes (at most one per core and one per range: see
+    :class:`~.workers.WorkerPool`), which index the prediction file, then join and score the
+    gold documents, each range into a fresh compact part, merged here in range order
+    (:mod:`~extract_mlflow.evaluation.workers`)."""
     extras = extras or Extras()
     with _files_first(gold, pred, config.id_key):
         setup: Setup | None = Setup.of(config, profile, extras)
-    with WorkerPool(workers) if workers > 1 else nullcontext() as pool:
+    with WorkerPool(workers, extras.sources) if workers > 1 else nullcontext() as pool:
         while setup is not None:  # twice at most: see Evaluation.rescored_setup
             run = Evaluation(setup, sink=CountsSpill())
-            summary, used = _pass(run, gold, pred, extras, pool, batch_size)
+            summary, used = _pass(run, gold, pred, extras, pool, range_bytes)
             setup = run.rescored_setup()
             if setup is not None:
                 log.debug("paths with partly measurements as gold values: scored again")
@@ -314,28 +312,19 @@ def _pass(
     pred: str | Path,
     extras: Extras,
     pool: WorkerPool | None,
-    batch_size: int,
+    range_bytes: int,
 ) -> tuple[StreamSummary, SourceUse | None]:
     """Every gold document joined and scored into `run` (in `pool` when given); what the
     stream learnt of the files and which sources the documents were given."""
-    id_key, sources = run.setup.config.id_key, extras.sources
+    sources = extras.sources
+    if pool is not None:
+        return score_ranges(run, gold, pred, pool, range_bytes, sources)
     used = SourceUse(sources) if sources is not None else None
-
-    def documents(stream: JoinedStream) -> Iterator[DocumentInput]:
-        for j in stream:
-            source = used.get(j.id) if used is not None else None
-            yield DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source)
-
-    joined = JoinedStream(gold, pred, id_key)
+    joined = JoinedStream(gold, pred, run.setup.config.id_key)
     with gc_paused():
-        if pool is not None:
-            if sources is None:
-                rest = score_lockstep(run, gold, pred, pool, batch_size)
-                joined = JoinedStream(gold, pred, id_key, resume=rest)
-            score_documents(run, documents(joined), pool, batch_size)
-        else:
-            for doc in documents(joined):
-                run.update(doc)
+        for j in joined:
+            source = used.get(j.id) if used is not None else None
+            run.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure, source))
     return joined.summary, used
 
 

@@ -1,25 +1,23 @@
-"""Scoring a streamed pass in worker processes (``--workers N``), merged into one evaluation.
+"""Scoring two JSONL files in worker processes (``--workers N``), merged into one evaluation.
 
-Each task scores a batch of consecutive gold documents into a fresh compact part
-(:class:`~extract_mlflow.evaluation.accumulator.Evaluation` with a
-:class:`~extract_mlflow.io.spill.CountsSpill`); this process merges the parts in batch order,
-so the report is the one of a single pass. At most two batches per worker are in flight:
-memory stays bounded whatever the number of documents.
+The workers read the files themselves, in newline-aligned byte ranges
+(:mod:`~extract_mlflow.io.ranges`: this process only reads blocks, hashes them and cuts them;
+no document bytes go through the pipes), with the line codec every reader uses, in two
+steps:
 
-Two kinds of batch, in this order:
+1. **the prediction file, indexed**: each range's lines filed by the hash of their id
+   (:func:`~extract_mlflow.io.ranges.index_range`); this process joins the parts into one
+   :class:`~extract_mlflow.io.stream.LineIndex` and writes it to a file the workers map;
+2. **the gold file, scored**: each range's documents joined with their predictions (read back
+   by offset through the index) and scored into a fresh compact part
+   (:class:`~extract_mlflow.evaluation.accumulator.Evaluation` with a
+   :class:`~extract_mlflow.io.spill.CountsSpill`).
 
-- **raw pairs** (:func:`score_lockstep`), while prediction line *i* is gold document *i*'s
-  and both files are plain lines: this process only reads blocks, hashes them and finds the
-  line ends (:class:`~extract_mlflow.io.lockstep.RawPairs`); the workers read their runs'
-  bytes from the files themselves (:class:`~extract_mlflow.io.lockstep.RawSpan`: no document
-  bytes through the pipes; a file that changes meanwhile is an error), cut the lines, parse,
-  join (:func:`~extract_mlflow.io.lockstep.join_in_step`) and score. A worker that finds its
-  batch out of step returns None; parts of the batches before it are merged, those after it
-  are dropped, and
-- **documents** (:func:`score_documents`): from that batch's start, a
-  :class:`~extract_mlflow.io.stream.JoinedStream` resumed there joins in this process (it
-  indexes the prediction file, or meets the defect and raises its error) and the workers
-  score the parsed documents.
+This process merges the parts in range order and makes the checks that need a whole file
+(repeated ids, unknown ids, the digests) as :class:`~extract_mlflow.io.stream.JoinedStream`
+makes them, in its order: the report, the errors and their messages are those of one pass.
+At most two ranges per worker are in flight: memory stays bounded whatever the number of
+documents. A file that changes while the workers read it is an error.
 """
 
 from __future__ import annotations
@@ -29,33 +27,44 @@ import os
 import pickle
 import signal
 import sys
+import tempfile
 import threading
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import closing, contextmanager, nullcontext, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import numpy as np
+
 from ..core.runtime import die_with_parent, gc_paused, usable_cores
 from ..errors import InputError
-from ..io.lockstep import FileIdentity, RawPairs, RawSpan, file_identity, join_in_step
+from ..io.lines import read_gold
+from ..io.loading import KEPT_LINES
+from ..io.ranges import Cutter, Range, file_identity, index_range, read_range
+from ..io.source_file import SourceUse
 from ..io.spill import CountsSpill
-from ..io.stream import Resume, id_hash
+from ..io.stream import (
+    LineIndex,
+    StreamSummary,
+    first_gold_repeat,
+    first_prediction_repeat,
+    id_hash,
+)
 from .accumulator import DocumentInput, Evaluation
 from .inputs import Setup
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-__all__ = ["BATCH", "WorkerPool", "score_documents", "score_lockstep"]
+__all__ = ["RANGE_BYTES", "WorkerPool", "score_ranges"]
 
 log = logging.getLogger(__name__)
 
-BATCH = 1000
-"""documents per task of a worker process"""
-
-Lockstep = tuple[Resume, "array[int]"]
-"""where the lockstep batches end, and the id hashes of the gold documents before"""
+RANGE_BYTES = 4 << 20
+"""bytes of a file per task of a worker process (whole lines: a little more)"""
 
 T = TypeVar("T")
 
@@ -64,6 +73,10 @@ _GROUP = 16
 
 _setup: tuple[bytes, Setup] | None = None
 """a worker's setup, and the bytes it came from"""
+_sources: Mapping[str, str] | None = None
+"""a worker's source texts (given once, when it starts)"""
+_index: tuple[str | None, LineIndex] | None = None
+"""a worker's map of the prediction index, and the file it maps"""
 
 
 class WorkerPool:
@@ -75,7 +88,9 @@ class WorkerPool:
     The processes end with this one, however it ends (:func:`_start_worker`); leaving the
     ``with`` block cancels the tasks not started and waits for the running ones."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, sources: Mapping[str, str] | None = None) -> None:
+        """`sources`: the source texts every worker is given when it starts."""
+        self.sources = sources
         self.limit = max(1, min(workers, usable_cores()))
         self._pool: ProcessPoolExecutor | None = None
         self._waiting: list[Task[Any]] = []
@@ -106,7 +121,7 @@ class WorkerPool:
             n,
             mp_context=multiprocessing.get_context(method),
             initializer=_start_worker,
-            initargs=(os.getpid(),),
+            initargs=(os.getpid(), self.sources),
         )
         for task in self._waiting:
             task.future = self._pool.submit(task.fn, *task.args)
@@ -155,13 +170,16 @@ def start_method() -> str:
     return "spawn"
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, sources: Mapping[str, str] | None) -> None:
     """A worker's initializer: it ends when its `parent` ends (a killed parent leaves no
     worker behind, see :func:`~extract_mlflow.core.runtime.die_with_parent`: the pool starts
     its processes from the thread that runs the pass, which outlives them); Ctrl-C is the
-    main process's to handle (it stops the pass with one message), not every worker's."""
+    main process's to handle (it stops the pass with one message), not every worker's. It
+    keeps the `sources`, for every task."""
+    global _sources
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _sources = sources
 
 
 def _setup_of(blob: bytes) -> Setup:
@@ -171,56 +189,68 @@ def _setup_of(blob: bytes) -> Setup:
     return _setup[1]
 
 
-def _score_batch(blob: bytes, batch: bytes) -> Evaluation:
-    """A worker's task: a fresh compact part with the pickled documents of `batch` scored
-    into it. Pickled by the caller so that the documents are this function's alone: they are
-    let go before the collector runs again (switched back on, it first walks the young
-    objects, which would be every document still held: ~7 ms a task)."""
-    with gc_paused():
-        docs: list[DocumentInput] = pickle.loads(batch)
-        part = Evaluation(_setup_of(blob), sink=CountsSpill())
-        for doc in docs:
-            part.update(doc)
-        docs.clear()
-        part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part
+def _index_of(path: str | None) -> LineIndex:
+    """The prediction index the file at `path` holds (mapped, not read; empty for None)."""
+    global _index
+    if _index is None or _index[0] != path:
+        if path is None:
+            empty = array("q")
+            found = LineIndex(array("Q"), empty, empty, ordered=True)
+        else:
+            table = np.load(path, mmap_mode="r")
+            found = LineIndex(
+                table[0], table[1].view(np.int64), table[2].view(np.int64), ordered=True
+            )
+        _index = (path, found)
+    return _index[1]
 
 
-_Scored = tuple[Evaluation, "array[int]"]
-"""a lockstep run's part and its gold ids' hashes"""
+@dataclass
+class _Scored:
+    """A gold range's part and what this process needs of it for the checks of a whole pass."""
+
+    part: Evaluation
+    hashes: array[int]
+    """the id hashes of its documents, in order"""
+    used: array[int]
+    """the index entries its documents were joined with"""
+    defect: str | None
+    """the error of a gold line that is not a document (the documents before it are scored)"""
+    sources: tuple[Any, set[str]] | None
+    """the sources its documents were given (:meth:`~SourceUse.noted`)"""
 
 
-def _score_pairs(blob: bytes, span: RawSpan) -> _Scored | None:
-    """A worker's task: the part of a run of raw lines (read here from both files) and its
-    gold ids' hashes, or None when the run is not in lockstep (the part scored so far is then
-    dropped)."""
-    run = span.read()
-    setup = _setup_of(blob)
-    hashes = array("Q")
-    with gc_paused():
+def _score_range(blob: bytes, r: Range, index: str | None, pred: str, score: bool) -> _Scored:
+    """A worker's task: the gold documents of range `r` joined with their predictions and
+    scored (when `score`: else only read, the pass fails on a defect of the prediction file)
+    into a fresh compact part."""
+    setup, lines = _setup_of(blob), _index_of(index)
+    id_key = setup.config.id_key
+    uses = SourceUse(_sources) if _sources is not None else None
+    hashes, used = array("Q"), array("q")
+    defect = None
+    with gc_paused(), open(pred, "rb") if len(lines) else nullcontext() as f:
         part = Evaluation(setup, sink=CountsSpill())
-        for j in join_in_step(run.pairs(), run.position, setup.config.id_key):
-            if j is None:
-                return None
-            hashes.append(id_hash(j.id))
-            part.update(DocumentInput(j.position, j.id, j.gold, j.pred, j.failure))
+        position = r.position
+        for lineno, _, raw in read_range(r):
+            doc_id, doc, problem = read_gold(raw, id_key)
+            if doc_id is None or doc is None:
+                defect = f"{r.path}:{lineno}: {problem}"
+                break
+            hashes.append(id_hash(doc_id))
+            if score:
+                found, failure, at = lines.lookup(f, doc_id, id_key) if f else (None, None, -1)
+                if at >= 0:
+                    used.append(at)
+                source = uses.get(doc_id) if uses is not None else None
+                part.update(DocumentInput(position, doc_id, doc, found, failure, source))
+            position += 1
         part.fields.fold()  # its records' mistakes tallied: a part of tens of KB to send back
-    return part, hashes
-
-
-def _batches(docs: Iterator[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
-    batch: list[DocumentInput] = []
-    for doc in docs:
-        batch.append(doc)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return _Scored(part, hashes, used, defect, uses.noted() if uses is not None else None)
 
 
 class _Merger:
-    """Parts merged into `run` in batch order, :data:`_GROUP` into one another first: each
+    """Parts merged into `run` in range order, :data:`_GROUP` into one another first: each
     merge checks the two parts' documents are disjoint at the cost of both sizes, so merging
     every part straight into the run would cost the square of the number of documents."""
 
@@ -241,99 +271,158 @@ class _Merger:
         self.group, self.parts = None, 0
 
 
-def score_documents(
-    run: Evaluation,
-    docs: Iterator[DocumentInput],
-    pool: WorkerPool,
-    size: int = BATCH,
-) -> None:
-    """Score `docs` in the pool's processes into `run`, in batches of `size`: at most two
-    batches per process in flight, the parts merged in batch order."""
-    pending: deque[Task[Evaluation]] = deque()
-    merged = _Merger(run)
-    blob = pickle.dumps(run.setup)
+def _in_order(
+    pool: WorkerPool, tasks: Iterator[tuple[Callable[..., T], tuple[Any, ...]]]
+) -> Generator[T, None, None]:
+    """The results of `tasks`, run in the pool, in their order: at most two tasks per
+    process in flight (the ones not started are cancelled when the caller stops)."""
+    pending: deque[Task[T]] = deque()
     try:
-        for batch in _batches(docs, size):
-            pending.append(pool.submit(_score_batch, blob, pickle.dumps(batch)))
+        for fn, args in tasks:
+            pending.append(pool.submit(fn, *args))
             if len(pending) >= 2 * pool.limit:
-                merged.add(pending.popleft().result())
+                yield pending.popleft().result()
         while pending:
-            merged.add(pending.popleft().result())
-        merged.flush()
+            yield pending.popleft().result()
     finally:
         for task in pending:
             task.cancel()
 
 
-_Flight = deque[tuple[Resume, "Task[_Scored | None]"]]
+@dataclass
+class _Predictions:
+    """The prediction file, indexed (step 1), and what the end of the pass checks of it."""
+
+    cutter: Cutter
+    index: LineIndex
+    lines: int
+    error: InputError | None
 
 
-def score_lockstep(
+def _index_predictions(
+    pool: WorkerPool, pred: Path, id_key: str, size: int, summary: StreamSummary
+) -> _Predictions:
+    """Step 1: the prediction file's ranges indexed in the pool, joined here in range order up
+    to the first defect of the file (kept, as the stream keeps it, for the pass's end)."""
+    cutter = Cutter(pred, size)
+    hashes, offsets, linenos = array("Q"), array("q"), array("q")
+    lines, error = 0, None
+    tasks = ((index_range, (r, id_key)) for r in cutter)
+    try:
+        with closing(_in_order(pool, tasks)) as parts:
+            for part in parts:
+                hashes.extend(part.hashes)
+                offsets.extend(part.offsets)
+                linenos.extend(part.linenos)
+                lines += part.lines
+                summary.unattributed.extend(part.unattributed)
+                summary.unattributed_count += part.unattributed_count
+                if part.error is not None:
+                    error = part.error
+                    break
+    except InputError as exc:  # the file cannot be opened: a defect of the file itself
+        error = exc
+    del summary.unattributed[KEPT_LINES:]
+    index = LineIndex(hashes, offsets, linenos, ordered=False)
+    repeat = first_prediction_repeat(pred, id_key, index.suspects())
+    return _Predictions(cutter, index, lines, repeat or error)
+
+
+@contextmanager
+def _shared(index: LineIndex) -> Iterator[str | None]:
+    """`index` in a file the workers map (None when it is empty), removed afterwards."""
+    if not len(index):
+        yield None
+        return
+    fd, path = tempfile.mkstemp(prefix="extract-mlflow-index-", suffix=".npy")
+    os.close(fd)
+    try:
+        shape = (3, len(index))
+        table = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint64, shape=shape)
+        table[0], table[1] = index.hashes, index.offsets.view(np.uint64)
+        table[2] = index.linenos.view(np.uint64)
+        table.flush()
+        del table  # written column by column: no copy of the whole index in memory
+        yield path
+    finally:
+        with suppress(OSError):
+            os.unlink(path)
+
+
+def _score_gold(
+    run: Evaluation,
+    pool: WorkerPool,
+    gold: Path,
+    pred: Path,
+    index: str | None,
+    size: int,
+    found: _Predictions,
+    used: SourceUse | None,
+) -> tuple[Cutter, array[int], np.ndarray[Any, Any]]:
+    """Step 2: the gold file's ranges scored in the pool and merged into `run` in range
+    order; a gold line that is not a document raises its error (an earlier repeated id first,
+    as the stream says it). The cutter, the documents' id hashes and the index entries used."""
+    cutter = Cutter(gold, size)
+    blob = pickle.dumps(run.setup)
+    score = found.error is None
+    tasks = ((_score_range, (blob, r, index, str(pred), score)) for r in cutter)
+    hashes, joined = array("Q"), np.zeros(len(found.index), dtype=bool)
+    merged = _Merger(run)
+    with closing(_in_order(pool, tasks)) as parts:
+        for done in parts:
+            hashes.extend(done.hashes)
+            if done.defect is not None:
+                ids = np.frombuffer(hashes, dtype=np.uint64)
+                raise first_gold_repeat(gold, run.setup.config.id_key, ids) or InputError(
+                    done.defect
+                )
+            merged.add(done.part)
+            joined[np.frombuffer(done.used, dtype=np.int64)] = True
+            if used is not None and done.sources is not None:
+                used.note(done.sources)
+    merged.flush()
+    return cutter, hashes, joined
+
+
+def score_ranges(
     run: Evaluation,
     gold: str | Path,
     pred: str | Path,
     pool: WorkerPool,
-    size: int = BATCH,
-) -> Lockstep:
-    """Score the leading lockstep pairs of the two files in the pool into `run`, in batches of
-    `size` raw pairs; where a :class:`~extract_mlflow.io.stream.JoinedStream` takes over (the
-    start of the first batch not in step, or where the pairs ended), with the id hashes of
-    the documents scored."""
-    reader = RawPairs(gold, pred, size)
+    size: int = RANGE_BYTES,
+    sources: Mapping[str, str] | None = None,
+) -> tuple[StreamSummary, SourceUse | None]:
+    """Every gold document of `gold` joined with its prediction from `pred` and scored into
+    `run` in the pool's processes, in ranges of `size` bytes; what a
+    :class:`~extract_mlflow.io.stream.JoinedStream` would have learnt of the files and which
+    of the `sources` (the pool's) the documents were given."""
     gold, pred = Path(gold), Path(pred)
     identities = file_identity(gold), file_identity(pred)
-    hashes = array("Q")
-    pending: _Flight = deque()
-    stop: Resume | None = None
-    batches = reader.__iter__()
-    merged = _Merger(run)
-    blob = pickle.dumps(run.setup)
-    try:
-        for batch in batches:
-            task = pool.submit(_score_pairs, blob, RawSpan.of(batch, gold, pred))
-            pending.append((batch.start, task))
-            while stop is None and len(pending) >= 2 * pool.limit:
-                stop = _merge_next(merged, pending, hashes)
-            if stop is not None:
-                break
-        while stop is None and pending:
-            stop = _merge_next(merged, pending, hashes)
-        merged.flush()
-    finally:
-        batches.close()
-        for _, task in pending:
-            task.cancel()  # batches after the one out of step: the stream does them
+    id_key = run.setup.config.id_key
+    summary = StreamSummary(str(gold), str(pred), mode="ranges")
+    used = SourceUse(sources) if sources is not None else None
+    found = _index_predictions(pool, pred, id_key, size, summary)
+    with _shared(found.index) as index:
+        cutter, hashes, joined = _score_gold(run, pool, gold, pred, index, size, found, used)
+    if not hashes:
+        raise InputError(f"{gold}: no documents (the file is empty)")
+    repeat = first_gold_repeat(gold, id_key, np.frombuffer(hashes, dtype=np.uint64))
+    if repeat is not None:
+        raise repeat
     _unchanged(identities, gold, pred)
-    rest = stop or reader.rest
-    assert rest is not None
-    log.debug(
-        "%d documents parsed by the workers in lockstep; this process joins from gold line %d",
-        rest.position,
-        rest.gold_line + 1,
-    )
-    return rest, hashes
+    if found.error is not None:
+        raise found.error
+    if found.lines == 0:
+        raise InputError(f"{pred}: no predictions (the file is empty)")
+    if not joined.all():
+        with pred.open("rb") as f:
+            summary.unknown_ids = found.index.unknown(f, joined, id_key)
+    summary.gold_digest, summary.pred_digest = cutter.digest(), found.cutter.digest()
+    return summary, used
 
 
-def _merge_next(
-    merged: _Merger,
-    pending: _Flight,
-    hashes: array[int],
-) -> Resume | None:
-    """Merge the first batch in flight; its start if it was not in lockstep."""
-    start, task = pending.popleft()
-    done = task.result()
-    if done is None:
-        return start
-    part, part_hashes = done
-    merged.add(part)
-    hashes.extend(part_hashes)
-    return None
-
-
-def _unchanged(
-    identities: tuple[FileIdentity | None, FileIdentity | None], gold: Path, pred: Path
-) -> None:
-    """The workers read the runs' bytes from the files after this process hashed them: an
+def _unchanged(identities: tuple[Any, Any], gold: Path, pred: Path) -> None:
+    """The workers read the ranges' bytes from the files after this process hashed them: an
     InputError if either file changed or was replaced meanwhile (its digest would not be of
     the bytes scored)."""
     for path, before in zip((gold, pred), identities, strict=True):

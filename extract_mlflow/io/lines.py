@@ -159,13 +159,14 @@ def _json_kind(value: Any) -> str:
 
 
 def iter_raw_lines(
-    path: Path, hasher: Any, offset: int = 0, lineno: int = 0
+    path: Path, hasher: Any, offset: int = 0, lineno: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, int, bytes | Oversized]]:
     """(line number, byte offset of the line, raw line) for non-blank lines, every byte read
     fed to `hasher`; an Oversized for a line over the limit. The UTF-8 BOM of line 1 is
     dropped (its offset is then 3); a UTF-16 file is refused. `offset` and `lineno`: start
-    after line `lineno`, which ends at byte `offset` (see :class:`RawLines`)."""
-    return iter(RawLines(path, hasher, offset, lineno))
+    after line `lineno`, which ends at byte `offset`; `stop`: the lines that start before
+    that byte only (a range of whole lines: :mod:`~extract_mlflow.io.ranges`)."""
+    return iter(RawLines(path, hasher, offset, lineno, stop))
 
 
 def open_jsonl(path: Path) -> IO[bytes]:
@@ -185,10 +186,13 @@ class RawLines:
     `end` and `lineno` say where the last line given ends (byte offset, line number): where
     another reader resumes, with `hasher` fed every byte before `end`."""
 
-    __slots__ = ("end", "hasher", "lineno", "path")
+    __slots__ = ("end", "hasher", "lineno", "path", "stop")
 
-    def __init__(self, path: Path, hasher: Any, offset: int = 0, lineno: int = 0) -> None:
+    def __init__(
+        self, path: Path, hasher: Any, offset: int = 0, lineno: int = 0, stop: int | None = None
+    ) -> None:
         self.path, self.hasher, self.end, self.lineno = path, hasher, offset, lineno
+        self.stop = stop
 
     def _open(self) -> IO[bytes]:
         f = open_jsonl(self.path)
@@ -197,11 +201,11 @@ class RawLines:
         return f
 
     def __iter__(self) -> Generator[tuple[int, int, bytes | Oversized], None, None]:
-        path, hasher = self.path, self.hasher
+        path, hasher, stop = self.path, self.hasher, self.stop
         with self._open() as f:
             lineno, offset = self.lineno, self.end
             while True:
-                raw = f.readline(MAX_LINE_BYTES + 1)
+                raw = f.readline(MAX_LINE_BYTES + 1) if stop is None or offset < stop else b""
                 if not raw:
                     self.end, self.lineno = offset, lineno
                     return
@@ -240,6 +244,29 @@ def _skip_rest(
                 f"without a line end (over the {MAX_LINE_BYTES >> 20} MiB limit; "
                 "an endless stream?)"
             )
+
+
+def prediction_at(f: IO[bytes], offset: int, id_key: str) -> Read:
+    """:func:`read_prediction` of the line of `f` that starts at byte `offset` (read back by
+    an index of the prediction file), an over-long line as the reading in order gives it."""
+    f.seek(offset)
+    raw: bytes | Oversized = f.readline(MAX_LINE_BYTES + 1)
+    assert isinstance(raw, bytes)
+    if offset == 0:
+        raw = raw.removeprefix(UTF8_BOM)
+    if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+        raw = Oversized(raw[:RECOVER_CHARS], _line_size(f, offset))
+    return read_prediction(raw, id_key)
+
+
+def _line_size(f: IO[bytes], offset: int) -> int:
+    f.seek(offset)
+    size = 0
+    while chunk := f.readline(1 << 20):
+        size += len(chunk) - chunk.endswith(b"\n")
+        if chunk.endswith(b"\n"):
+            break
+    return size
 
 
 def _decode(raw: bytes | Oversized) -> str:

@@ -278,6 +278,18 @@ class SourceUse:
             self.get(doc_id)
         return self
 
+    def noted(self) -> tuple[npt.NDArray[np.bool_] | None, set[str]]:
+        """What was noted as used (flags or ids: no texts), for :meth:`note` elsewhere (a
+        worker process's use of the sources, sent back to the pass)."""
+        return self._flags, self._ids
+
+    def note(self, noted: tuple[npt.NDArray[np.bool_] | None, set[str]]) -> None:
+        """Note as used what another use of the same sources :meth:`noted`."""
+        flags, ids = noted
+        if self._flags is not None and flags is not None:
+            self._flags |= flags
+        self._ids |= ids
+
     def used(self) -> Iterator[tuple[str, str]]:
         """(id, text) of the sources used, by id."""
         if self._flags is not None:

@@ -19,9 +19,10 @@ The join, in the order that costs least:
 Errors come in the same order as loading both files first: any defect of the gold file wins over
 any defect of the prediction file (which is kept until the gold file has been read to its end).
 
-A stream can start where another reader of the same pass stopped (:class:`Resume`: worker
-processes parse the lockstep pairs, :mod:`~extract_mlflow.io.lockstep`); the rules of a pair in
-lockstep are :func:`~extract_mlflow.io.lines.read_gold` and :func:`in_step`, shared by both.
+The checks that need the whole of a file (:func:`first_gold_repeat`,
+:func:`first_prediction_repeat`) and the read of a prediction line by its offset
+(:class:`LineIndex`) are shared with the readers of byte ranges
+(:mod:`~extract_mlflow.io.ranges`, what worker processes read).
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ import numpy as np
 
 from ..errors import InputError
 from .lines import (
-    MAX_LINE_BYTES,
-    RECOVER_CHARS,
     Oversized,
     iter_raw_lines,
+    prediction_at,
     read_gold,
     read_prediction,
 )
@@ -77,22 +77,6 @@ class StreamSummary:
     """how the files were joined: "lockstep" or "indexed" (diagnostics only)"""
 
 
-@dataclass(frozen=True, slots=True)
-class Resume:
-    """Where a :class:`JoinedStream` picks up a pass that another reader joined in lockstep so
-    far: the first `position` gold documents and as many prediction lines are read, through
-    byte `gold_end` (line `gold_line`) and `pred_end` (line `pred_line`); the hashers have been
-    fed every byte before those ends (each file's bytes are hashed once, in order)."""
-
-    position: int
-    gold_end: int
-    gold_line: int
-    gold_hasher: Any
-    pred_end: int
-    pred_line: int
-    pred_hasher: Any
-
-
 def id_hash(doc_id: str) -> int:
     """A 64-bit hash of an id (blake2b: stable across processes, unlike hash())."""
     return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "big")
@@ -103,7 +87,7 @@ _id_hash: Callable[[str], int] = id_hash
 compiled module calls its own functions directly), so that a test can make ids collide."""
 
 
-def in_step(line: _Line, gold_id: str, id_key: str) -> tuple[Any, str | None] | None:
+def _in_step(line: _Line, gold_id: str, id_key: str) -> tuple[Any, str | None] | None:
     """(document, failure) when the prediction `line` belongs to `gold_id` (a line that does
     not parse counts when the id recovered from its text is `gold_id`), else None: the
     prediction file is out of gold order from this line on."""
@@ -133,31 +117,19 @@ class JoinedStream:
         gold: str | Path,
         pred: str | Path,
         id_key: str = "id",
-        *,
-        resume: tuple[Resume, array[int]] | None = None,
     ) -> None:
-        """`resume`: continue a pass joined in lockstep up to a :class:`Resume`, given the id
-        hashes (:func:`id_hash`) of the gold documents before it; the documents yielded, the
-        checks and the errors are then those of one pass from the start, from that point on."""
         self.gold_path, self.pred_path, self.id_key = Path(gold), Path(pred), id_key
         self.summary = StreamSummary(str(self.gold_path), str(self.pred_path))
         self._gold_hashes = array("Q")
         self._pred_error: InputError | None = None
         self._pred_lines = 0
         self._index: _PredictionIndex | None = None
-        self._resume = Resume(0, 0, 0, _sha256(), 0, 0, _sha256())
-        if resume is not None:
-            self._resume, hashes = resume
-            assert len(hashes) == self._resume.position
-            self._gold_hashes.extend(hashes)
-            self._pred_lines = self._resume.position
 
     def __iter__(self) -> Iterator[Joined]:
-        at = self._resume
-        ghasher, phasher = at.gold_hasher, at.pred_hasher
-        preds = self._pred_lines_iter(phasher, at.pred_end, at.pred_line)
-        position = at.position - 1
-        for lineno, _, raw in iter_raw_lines(self.gold_path, ghasher, at.gold_end, at.gold_line):
+        ghasher, phasher = _sha256(), _sha256()
+        preds = self._pred_lines_iter(phasher)
+        position = -1
+        for lineno, _, raw in iter_raw_lines(self.gold_path, ghasher):
             position += 1
             doc, doc_id = self._gold(lineno, raw)
             self._gold_hashes.append(_id_hash(doc_id))
@@ -166,7 +138,7 @@ class JoinedStream:
             if self._index is None:
                 line = next(preds, None)
                 if line is not None:
-                    found = in_step(line, doc_id, self.id_key)
+                    found = _in_step(line, doc_id, self.id_key)
                     if found is not None:
                         yield Joined(position, doc_id, doc, *found)
                         continue
@@ -201,32 +173,12 @@ class JoinedStream:
         return doc, doc_id
 
     def _check_gold_duplicates(self, upto: int) -> None:
-        """The first repeated id among the first `upto` gold documents, as load_gold says it.
-
-        Called where the pass ends (its last document read, or a gold line it cannot read):
-        the hashes are then sorted in place, since only the prediction index still reads them,
-        as a set. Ids whose hashes repeat (a repeated id, or very rarely two ids of one hash)
-        are looked up by reading the gold file again, in order, up to the first repeat: no
-        offset is kept per document for that rare case."""
+        """:func:`first_gold_repeat` of the first `upto` gold documents, raised. The hashes
+        are sorted in place: only the prediction index still reads them, as a set."""
         hashes = np.frombuffer(self._gold_hashes, dtype=np.uint64)[:upto]
-        hashes.sort()  # in place: a copy would be 8 bytes a document at the pass's peak
-        suspects = set(_repeated(hashes).tolist())
-        if not suspects:
-            return
-        first_seen: dict[str, int] = {}
-        lines = iter_raw_lines(self.gold_path, _sha256())
-        for _, (lineno, _, raw) in zip(range(upto), lines, strict=False):
-            doc_id = read_gold(raw, self.id_key)[0]
-            if doc_id is None:  # read once already: only a file changed since can say this
-                continue
-            if _id_hash(doc_id) not in suspects:
-                continue
-            if doc_id in first_seen:
-                raise InputError(
-                    f"{self.gold_path}:{lineno}: duplicate id '{doc_id}' "
-                    f"(first on line {first_seen[doc_id]})"
-                )
-            first_seen[doc_id] = lineno
+        repeat = first_gold_repeat(self.gold_path, self.id_key, hashes)
+        if repeat is not None:
+            raise repeat
 
     # -- predictions -------------------------------------------------------------------------
 
@@ -236,14 +188,65 @@ class JoinedStream:
         that set it, and a compiled module checks that narrowed type at run time."""
         return self._pred_error is not None
 
-    def _pred_lines_iter(self, hasher: Any, offset: int, lineno: int) -> Iterator[_Line]:
+    def _pred_lines_iter(self, hasher: Any) -> Iterator[_Line]:
         """The prediction file's lines; a defect of the file itself is kept for later."""
         try:
-            for line in iter_raw_lines(self.pred_path, hasher, offset, lineno):
+            for line in iter_raw_lines(self.pred_path, hasher):
                 self._pred_lines += 1
                 yield line
         except InputError as exc:
             self._pred_error = exc
+
+
+def first_gold_repeat(path: Path, id_key: str, hashes: np.ndarray[Any, Any]) -> InputError | None:
+    """The error of the first repeated id among the gold documents whose id hashes are
+    `hashes` (the first ones of the file, in any order: the array is sorted in place, a copy
+    would be 8 bytes a document at the pass's peak), as load_gold says it; None when none
+    repeats. Ids whose hashes repeat (a repeated id, or very rarely two ids of one hash) are
+    looked up by reading the gold file again, in order, up to the first repeat: no offset is
+    kept per document for that rare case."""
+    upto = len(hashes)
+    hashes.sort()
+    suspects = set(_repeated(hashes).tolist())
+    if not suspects:
+        return None
+    first_seen: dict[str, int] = {}
+    lines = iter_raw_lines(path, _sha256())
+    for _, (lineno, _, raw) in zip(range(upto), lines, strict=False):
+        doc_id = read_gold(raw, id_key)[0]
+        if doc_id is None:  # read once already: only a file changed since can say this
+            continue
+        if _id_hash(doc_id) not in suspects:
+            continue
+        if doc_id in first_seen:
+            return InputError(
+                f"{path}:{lineno}: duplicate id '{doc_id}' (first on line {first_seen[doc_id]})"
+            )
+        first_seen[doc_id] = lineno
+    return None
+
+
+def first_prediction_repeat(path: Path, id_key: str, suspects: set[int]) -> InputError | None:
+    """The error of the first prediction line, in file order, whose id is one an earlier line
+    carries, among the ids of hashes `suspects` (load_predictions's error); None when none
+    repeats, or when a defect of the file itself comes first (that one is the error)."""
+    if not suspects:
+        return None
+    first_seen: dict[str, int] = {}
+    try:
+        for lineno, _, raw in iter_raw_lines(path, _sha256()):
+            doc_id, _, _ = read_prediction(raw, id_key)
+            if doc_id is None or _id_hash(doc_id) not in suspects:
+                continue
+            if doc_id in first_seen:
+                return InputError(
+                    f"{path}:{lineno}: duplicate prediction id '{doc_id}' "
+                    f"(first on line {first_seen[doc_id]})"
+                )
+            first_seen[doc_id] = lineno
+    except InputError:
+        return None
+    return None
 
 
 def _repeated(ordered: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -254,15 +257,77 @@ def _repeated(ordered: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.unique(ordered[1:][same])
 
 
+_Column = Any
+"""a column of a :class:`LineIndex`: an ``array`` or a numpy array"""
+
+
+def _column(values: _Column, dtype: Any) -> np.ndarray[Any, Any]:
+    """`values` as a numpy array (an ``array``'s bytes seen as `dtype`, not copied)."""
+    return np.frombuffer(values, dtype) if isinstance(values, array) else np.asarray(values)
+
+
+class LineIndex:
+    """Prediction lines by the hash of their id (sorted), their byte offsets and line numbers
+    beside: each read back by seeking to its offset (:func:`~extract_mlflow.io.lines.
+    prediction_at`), its id compared in full (a hash collision can never join the wrong line)."""
+
+    def __init__(
+        self, hashes: _Column, offsets: _Column, linenos: _Column, *, ordered: bool
+    ) -> None:
+        """Columns of 64-bit hashes, offsets and line numbers (arrays, or numpy arrays of
+        those types: a mapped file's); `ordered`: sorted by hash already (else sorted here)."""
+        h, o = _column(hashes, np.uint64), _column(offsets, np.int64)
+        n = _column(linenos, np.int64)
+        if not ordered:
+            order = np.argsort(h, kind="stable")
+            h, o, n = h[order], o[order], n[order]
+        self.hashes, self.offsets, self.linenos = h, o, n
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def lookup(
+        self, f: IO[bytes], gold_id: str, id_key: str
+    ) -> tuple[dict[str, Any] | None, str | None, int]:
+        """(document, failure, entry) of the line of `f` carrying `gold_id`; (None, None, -1)
+        if none."""
+        h = np.uint64(_id_hash(gold_id))
+        at = int(np.searchsorted(self.hashes, h))
+        while at < len(self.hashes) and self.hashes[at] == h:
+            doc_id, doc, problem = prediction_at(f, int(self.offsets[at]), id_key)
+            if doc_id == gold_id:
+                failure = None if doc is not None else f"line {self.linenos[at]}: {problem}"
+                return doc, failure, at
+            at += 1
+        return None, None, -1
+
+    def suspects(self, taken: np.ndarray[Any, Any] | None = None) -> set[int]:
+        """The hashes that repeat among the lines, or that are among `taken` (the hashes of
+        ids joined already): where :func:`first_prediction_repeat` looks."""
+        if not len(self.hashes):
+            return set()
+        found = set(_repeated(self.hashes).tolist())
+        if taken is not None and len(taken):
+            at = np.minimum(np.searchsorted(self.hashes, taken), len(self.hashes) - 1)
+            found |= set(taken[self.hashes[at] == taken].tolist())
+        return found
+
+    def unknown(self, f: IO[bytes], used: np.ndarray[Any, Any], id_key: str) -> list[str]:
+        """The ids of the lines not `used` (flags by entry), sorted: no gold document has them."""
+        ids = {
+            doc_id
+            for at in np.flatnonzero(~used)
+            if (doc_id := prediction_at(f, int(self.offsets[at]), id_key)[0]) is not None
+        }
+        return sorted(ids)
+
+
 class _PredictionIndex:
     """The prediction lines from where lockstep broke to the end, by id hash."""
 
-    def __init__(self, stream: JoinedStream) -> None:
-        self.stream = stream
-        self.hashes = np.empty(0, dtype=np.uint64)
-        self.offsets = np.empty(0, dtype=np.int64)
-        self.linenos = np.empty(0, dtype=np.int64)
-        self.used = np.empty(0, dtype=bool)
+    def __init__(self, stream: JoinedStream, lines: LineIndex) -> None:
+        self.stream, self.lines = stream, lines
+        self.used = np.zeros(len(lines), dtype=bool)
         self.file: IO[bytes] | None = None
 
     @classmethod
@@ -270,8 +335,10 @@ class _PredictionIndex:
         cls, stream: JoinedStream, first: _Line | None, rest: Iterator[_Line], *, matched: int
     ) -> _PredictionIndex:
         """Read `first` and every line after it; file each by the hash of its id. The first
-        `matched` gold documents were joined in lockstep (their ids are taken)."""
-        index = cls(stream)
+        `matched` gold documents were joined in lockstep (their ids are taken): two lines with
+        one id (among the indexed lines, or an indexed line repeating a line joined in
+        lockstep) are the error load_predictions gives, at the earliest repeat, unless a
+        defect of the file comes first."""
         hashes, offsets, linenos = array("Q"), array("q"), array("q")
         lines = rest if first is None else _chain(first, rest)
         for lineno, offset, raw in lines:
@@ -283,86 +350,32 @@ class _PredictionIndex:
             hashes.append(_id_hash(doc_id))
             offsets.append(offset)
             linenos.append(lineno)
-        order = np.argsort(np.frombuffer(hashes, dtype=np.uint64), kind="stable")
-        index.hashes = np.frombuffer(hashes, dtype=np.uint64)[order]
-        index.offsets = np.frombuffer(offsets, dtype=np.int64)[order]
-        index.linenos = np.frombuffer(linenos, dtype=np.int64)[order]
-        index.used = np.zeros(len(order), dtype=bool)
-        index._check_duplicates(matched)
+        index = cls(stream, LineIndex(hashes, offsets, linenos, ordered=False))
+        taken = np.frombuffer(stream._gold_hashes, dtype=np.uint64)[:matched]
+        repeat = first_prediction_repeat(
+            stream.pred_path, stream.id_key, index.lines.suspects(taken)
+        )
+        if repeat is not None:
+            stream._pred_error = repeat
         return index
 
-    def _read(self, offset: int) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    def _file(self) -> IO[bytes]:
         if self.file is None:
             self.file = self.stream.pred_path.open("rb")
-        self.file.seek(offset)
-        raw: bytes | Oversized = self.file.readline(MAX_LINE_BYTES + 1)
-        assert isinstance(raw, bytes)
-        if offset == 0:
-            raw = raw.removeprefix(b"\xef\xbb\xbf")
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            raw = Oversized(raw[:RECOVER_CHARS], self._size(offset))
-        return read_prediction(raw, self.stream.id_key)
-
-    def _size(self, offset: int) -> int:
-        assert self.file is not None
-        self.file.seek(offset)
-        size = 0
-        while chunk := self.file.readline(1 << 20):
-            size += len(chunk) - chunk.endswith(b"\n")
-            if chunk.endswith(b"\n"):
-                break
-        return size
+        return self.file
 
     def lookup(self, gold_id: str) -> tuple[dict[str, Any] | None, str | None]:
         """(document, failure) of the prediction line carrying `gold_id`; (None, None) if none."""
-        h = np.uint64(_id_hash(gold_id))
-        at = int(np.searchsorted(self.hashes, h))
-        while at < len(self.hashes) and self.hashes[at] == h:
-            doc_id, doc, problem = self._read(int(self.offsets[at]))
-            if doc_id == gold_id:
-                self.used[at] = True
-                return doc, None if doc is not None else f"line {self.linenos[at]}: {problem}"
-            at += 1
-        return None, None
-
-    def _check_duplicates(self, matched: int) -> None:
-        """Two lines with one id (among the indexed lines, or an indexed line repeating a line
-        joined in lockstep): the error load_predictions gives, at the earliest repeat, unless
-        a defect of the file comes first (the file is read again, in order, only then)."""
-        stream = self.stream
-        if not len(self.hashes):  # nothing indexed (gold ran out first): nothing repeats
-            return
-        suspects = set(_repeated(self.hashes).tolist())  # self.hashes is sorted
-        lockstep = np.frombuffer(stream._gold_hashes, dtype=np.uint64)[:matched]
-        at = np.minimum(np.searchsorted(self.hashes, lockstep), len(self.hashes) - 1)
-        suspects |= set(lockstep[self.hashes[at] == lockstep].tolist())
-        if not suspects:
-            return
-        first_seen: dict[str, int] = {}
-        try:
-            for lineno, _, raw in iter_raw_lines(stream.pred_path, _sha256()):
-                doc_id, _, _ = read_prediction(raw, stream.id_key)
-                if doc_id is None or _id_hash(doc_id) not in suspects:
-                    continue
-                if doc_id in first_seen:
-                    stream._pred_error = InputError(
-                        f"{stream.pred_path}:{lineno}: duplicate prediction id '{doc_id}' "
-                        f"(first on line {first_seen[doc_id]})"
-                    )
-                    return
-                first_seen[doc_id] = lineno
-        except InputError:
-            return  # the file's own defect comes first; it is already kept
+        doc, failure, at = self.lines.lookup(self._file(), gold_id, self.stream.id_key)
+        if at >= 0:
+            self.used[at] = True
+        return doc, failure
 
     def finish(self) -> None:
         """Unknown ids: indexed lines no gold document asked for (re-read by offset)."""
         stream = self.stream
-        unknown = {
-            doc_id
-            for at in np.flatnonzero(~self.used)
-            if (doc_id := self._read(int(self.offsets[at]))[0]) is not None
-        }
-        stream.summary.unknown_ids = sorted(unknown)
+        if not self.used.all():
+            stream.summary.unknown_ids = self.lines.unknown(self._file(), self.used, stream.id_key)
         if self.file is not None:
             self.file.close()
 
