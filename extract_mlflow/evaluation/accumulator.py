@@ -52,11 +52,12 @@ from .slices import count_slice_metrics
 from .stats import count_intervals
 
 if TYPE_CHECKING:
-    from ..config import Config, StructureConfig
+    from ..config import Config
     from ..families import Family
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from ..structure.score import DocumentStructure
+    from ..structure.section import StructureConfig
     from .columns import DocumentColumns
     from .pages import PageRecords
     from .structure import StructureRecords

@@ -26,7 +26,8 @@ from .slices import grouped_rows
 from .stats import bootstrap_sums, percentile_interval
 
 if TYPE_CHECKING:
-    from ..config import Config, StructureConfig
+    from ..config import Config
+    from ..structure.section import StructureConfig
 
 WORST = 10
 """documents listed worst first by each family's first metric"""

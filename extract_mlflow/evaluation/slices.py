@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
+from ..structure.section import StructureConfig
 from .stats import count_intervals
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ import numpy.typing as npt
 from .draws import kernel_stream
 
 if TYPE_CHECKING:
-    from ..config import StructureConfig
     from ..core.counts import Counts
     from ..structure.score import MetricValue
+    from ..structure.section import StructureConfig
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

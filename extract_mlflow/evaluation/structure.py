@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..config import StructureConfig
 from ..errors import InputError
 from ..structure.score import (
     METRICS,
@@ -30,6 +29,7 @@ from ..structure.score import (
     document_note,
     score_document,
 )
+from ..structure.section import StructureConfig
 from .slices import grouped_rows, mean_value
 from .stats import ratio_interval
 

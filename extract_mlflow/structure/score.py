@@ -45,7 +45,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
 from ..core.paths import lookup
@@ -53,6 +52,7 @@ from ..errors import InputError
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
 from .reading_order import parse_blocks, score_reading_order
+from .section import StructureConfig
 from .table_text import parse_tables
 from .teds import TableScore, score_tables
 
