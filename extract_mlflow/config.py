@@ -153,6 +153,8 @@ class Config(_Strict):
         found = self._sections.get(family)
         if found is not None:
             return found
+        if family in type(self).model_fields:  # a section the config has had as a field
+            return getattr(self, family)
         registered = by_name(family)
         if registered is None:
             raise KeyError(f"no metric family {family!r}")
@@ -165,6 +167,8 @@ class Config(_Strict):
         if registered is None:
             raise KeyError(f"no metric family {family!r}")
         model = section if isinstance(section, BaseModel) else registered.section(**section)
+        if family in type(self).model_fields:
+            return self.model_copy(update={family: model})
         copy = self.model_copy()
         copy._sections = {**self._sections, family: model}
         return copy
@@ -224,7 +228,11 @@ def config_from_mapping(data: dict[str, Any], source: str = "config") -> Config:
     """Validate a mapping into a :class:`Config`; errors name the offending key."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a table/object, not {type(data).__name__}")
-    sections = {f.name: data[f.name] for f in FAMILIES if f.name in data}
+    sections = {
+        f.name: data[f.name]
+        for f in FAMILIES
+        if f.name in data and f.name not in Config.model_fields
+    }
     try:
         config = Config.model_validate({k: v for k, v in data.items() if k not in sections})
     except ValidationError as err:

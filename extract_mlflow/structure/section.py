@@ -14,7 +14,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["StructureConfig"]
+__all__ = ["METRICS", "StructureConfig"]
+
+METRICS: tuple[str, ...] = (
+    "teds",
+    "teds_s",
+    "teds_normalized",
+    "teds_s_normalized",
+    "header_association",
+    "reading_order",
+    "kendall_tau",
+    "continuity",
+    "anls",
+    "anls_official",
+    "boundary_precision",
+    "boundary_recall",
+    "boundary_f1",
+)
+"""every structure metric, in the order of every listing"""
 
 
 class StructureConfig(BaseModel):
@@ -45,3 +62,8 @@ class StructureConfig(BaseModel):
     bootstrap_resamples: int = Field(default=1000, ge=1, strict=True)
     bootstrap_seed: int = Field(default=0, strict=True)
     confidence: float = Field(default=0.95, gt=0, lt=1, strict=True)
+
+    def input_keys(self) -> tuple[str, ...]:
+        """The top-level gold keys the scorers read: a document whose gold line has one is
+        scored for structure; they are never scored as fields."""
+        return (self.tables_key, self.blocks_key, self.regions_key, self.boundaries_key)
