@@ -88,6 +88,9 @@ class FamilyState:
         self.worst: list[tuple[float, str]] = []
         """a bounded heap of (badness, id) by the first metric"""
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FamilyState) and _state(self) == _state(other)
+
     def update(
         self,
         position: int,
@@ -179,6 +182,10 @@ class FamilyState:
         return FamilySummary(
             family.name, family.title, family.higher_is_better, values, slices, worst, rows, columns
         )
+
+
+def _state(s: FamilyState) -> tuple[Any, ...]:
+    return (s.name, s.settings, s.section, s.positions, s.metrics, s.attributes, sorted(s.worst))
 
 
 def _metric_order(family: Family, metric: str) -> tuple[bool, str, int, str]:

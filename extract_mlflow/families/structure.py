@@ -38,6 +38,12 @@ class StructurePart:
         self.keys = section.input_keys()
         self.records: StructureRecords | None = None
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StructurePart) and (self.section, self.records) == (
+            other.section,
+            other.records,
+        )
+
     def _records(self) -> StructureRecords:
         if self.records is None:
             from ..structure.records import StructureRecords  # the scorers: for structure only

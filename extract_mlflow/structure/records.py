@@ -61,6 +61,21 @@ class StructureRecords:
         """a heap of (−position, document): the `listed` smallest positions"""
         self._same: dict[tuple[type, Any], Any] = {}
 
+    def _state(self) -> tuple[Any, ...]:
+        return (
+            self.slice_by,
+            self.listed,
+            self.positions,
+            self.metrics,
+            self.reading,
+            self.attributes,
+            self.notes,
+            sorted(self.kept, key=lambda item: item[0]),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StructureRecords) and self._state() == other._state()
+
     def add(self, position: int, doc: DocumentStructure) -> None:
         """One scored document (`position`: its gold line)."""
         self.positions.append(position)
