@@ -9,8 +9,6 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
     import pandas as pd
 
     from ..report import DocumentTable, Report
@@ -27,15 +25,9 @@ def counts_frame(report: Report) -> pd.DataFrame:
     return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
 
 
-BLOCK_ROWS = 8192
-"""documents of one block of the counts frame at most: the metric families' columns (41 of
-structure's) come on top of the fields' that size a spill's blocks"""
-
-
 def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
-    """The counts frame (:func:`counts_frame`) in blocks of at most :data:`BLOCK_ROWS`
-    consecutive documents, read from the documents' per-document field counts (a compact
-    evaluation's are spilled)."""
+    """The counts frame (:func:`counts_frame`) in blocks of consecutive documents, read from
+    the documents' per-document field counts (a compact evaluation's are spilled)."""
     import numpy as np
     import pandas as pd
 
@@ -44,7 +36,7 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
     pages = report.pages if report.pages is not None and report.pages.count else None
     empty = True
     positions, counts = docs.positions, docs.count_matrix()
-    for start, block in _capped(docs.field_blocks(paths)):
+    for start, block in docs.field_blocks(paths):
         stop = start + len(block)
         data: dict[str, Any] = {
             "id": list(docs.ids[start:stop]),
@@ -74,14 +66,6 @@ def counts_blocks(report: Report) -> Iterator[pd.DataFrame]:
                 *(["layout_score"] if pages is not None else []),
             ]
         )
-
-
-def _capped(
-    blocks: Iterator[tuple[int, npt.NDArray[np.int64]]],
-) -> Iterator[tuple[int, npt.NDArray[np.int64]]]:
-    for start, block in blocks:
-        for lo in range(0, len(block), BLOCK_ROWS):
-            yield start + lo, block[lo : lo + BLOCK_ROWS]
 
 
 def latency_ms(pred: Mapping[str, Any] | None) -> float | None:

@@ -301,16 +301,9 @@ def write_counts(report: Report, path: Path) -> None:
     try:
         for block in counts_blocks(report):
             table = pa.Table.from_pandas(block, preserve_index=False)
-            del block
-            if writer is None:  # a column without a value in the first block: text
-                schema = table.schema
-                for i, f in enumerate(schema):
-                    if pa.types.is_null(f.type):
-                        schema = schema.set(i, f.with_type(pa.string()))
-                writer = pq.ParquetWriter(path, schema)
-            writer.write_table(
-                table if table.schema == writer.schema else table.cast(writer.schema)
-            )
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table.cast(writer.schema))
     finally:
         if writer is not None:
             writer.close()
