@@ -32,6 +32,7 @@ from pydantic import (
 from .core.paths import EMPTY_KINDS, PATH_PATTERN, EmptyKind
 from .errors import ConfigError
 from .families import FAMILIES, by_name
+from .structure.section import StructureConfig as StructureConfig  # its home: the scorers
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
 FIELD_TYPES: tuple[str, ...] = FieldType.__args__  # type: ignore[attr-defined]
@@ -129,36 +130,6 @@ class FidelityConfig(BaseModel):
         return self
 
 
-class StructureConfig(BaseModel):
-    """The ``[structure]`` config section."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tables_key: str = Field(default="tables", min_length=1, strict=True)
-    blocks_key: str = Field(default="blocks", min_length=1, strict=True)
-    regions_key: str = Field(default="regions", min_length=1, strict=True)
-    boundaries_key: str = Field(default="boundaries", min_length=1, strict=True)
-    block_id_key: str = Field(default="id", min_length=1, strict=True)
-    page_key: str = Field(default="page", min_length=1, strict=True)
-    region_id_key: str = Field(default="id", min_length=1, strict=True)
-    region_text_key: str = Field(default="text", min_length=1, strict=True)
-    boundary_window: float = Field(default=0.0, ge=0, strict=True)
-    anls_threshold: float = Field(default=0.5, gt=0, le=1, strict=True)
-    teds_time_budget_s: float = Field(default=10.0, gt=0, strict=True)
-    teds: Literal["official", "normalized"] = "official"
-    """TEDS definition: the public PubTabNet evaluation's (``teds``, ``teds_s``), or the
-    normalised variant (``teds_normalized``, ``teds_s_normalized``)."""
-    anls: Literal["normalized", "official"] = "normalized"
-    """ANLS rule: NL = distance / the longer normalised string (``anls``), or the DocVQA
-    evaluation script's, which divides by the longer raw string (``anls_official``)."""
-    slice_by: tuple[str, ...] = ()
-    max_slices: int = Field(default=20, ge=1, strict=True)
-    numeric_bins: int = Field(default=5, ge=2, strict=True)
-    bootstrap_resamples: int = Field(default=1000, ge=1, strict=True)
-    bootstrap_seed: int = Field(default=0, strict=True)
-    confidence: float = Field(default=0.95, gt=0, lt=1, strict=True)
-
-
 class Config(_Strict):
     """The whole scoring config."""
 
@@ -182,6 +153,8 @@ class Config(_Strict):
         found = self._sections.get(family)
         if found is not None:
             return found
+        if family in type(self).model_fields:  # a section the config has had as a field
+            return getattr(self, family)
         registered = by_name(family)
         if registered is None:
             raise KeyError(f"no metric family {family!r}")
@@ -194,6 +167,8 @@ class Config(_Strict):
         if registered is None:
             raise KeyError(f"no metric family {family!r}")
         model = section if isinstance(section, BaseModel) else registered.section(**section)
+        if family in type(self).model_fields:
+            return self.model_copy(update={family: model})
         copy = self.model_copy()
         copy._sections = {**self._sections, family: model}
         return copy
@@ -253,7 +228,11 @@ def config_from_mapping(data: dict[str, Any], source: str = "config") -> Config:
     """Validate a mapping into a :class:`Config`; errors name the offending key."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a table/object, not {type(data).__name__}")
-    sections = {f.name: data[f.name] for f in FAMILIES if f.name in data}
+    sections = {
+        f.name: data[f.name]
+        for f in FAMILIES
+        if f.name in data and f.name not in Config.model_fields
+    }
     try:
         config = Config.model_validate({k: v for k, v in data.items() if k not in sections})
     except ValidationError as err:

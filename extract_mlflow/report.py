@@ -19,7 +19,7 @@ from .config import Config
 from .core.counts import Counts, ratio
 from .core.keys import field_key, field_keys
 from .core.signature import signature_of
-from .families import FamilySummary, by_name
+from .families import FAMILIES, Summary, by_name
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
     from .fidelity.score import FidelitySummary
     from .pages import LayoutResult, PageSummary
-    from .structure.score import StructureSummary
 
 EXAMPLES_PER_FIELD = 5
 _STATUSES = ("scored", "missing", "parse_failure")
@@ -193,12 +192,11 @@ class Report:
     --slice-by value, filled by the evaluation"""
     fidelity: FidelitySummary | None = None
     """text fidelity against the sources (only when sources were given)"""
-    structure: StructureSummary | None = None
-    """document-structure metrics (only when gold lines carry structure fields)"""
     pages: PageSummary | None = None
     """the pages' results as columns (only when some document is a page or has a profile)"""
-    families: dict[str, FamilySummary] = field(default_factory=dict)
-    """the metric families that ran (:mod:`extract_mlflow.families`), by name"""
+    families: dict[str, Summary] = field(default_factory=dict)
+    """what the metric families that ran found (:mod:`extract_mlflow.families`), by name, in
+    the order of their registry"""
     inferred_types: dict[str, str] = field(default_factory=dict)
     """field path -> the type inferred from *all* of its gold values (no ``type`` in the
     config): ``quantity`` where every gold value is a number with a unit ("1.2 kg")"""
@@ -312,12 +310,13 @@ class Report:
 
         Always the scorer version, the config digest (which covers the text key, the slices and
         every field rule) and the gold digest; then the layout profile, the digests of the
-        source texts, of the approvals and of the canaries, and the TEDS definition (and the
-        ANLS rule when it is the DocVQA script's) when structure metrics are computed.
+        source texts, of the approvals and of the canaries, then each metric family's own
+        params (:meth:`~extract_mlflow.families.base.Family.params`) and the definitions of
+        the families that ran.
         """
-        structure = self.config.structure if self.structure is not None else None
-        teds = structure.teds if structure is not None else ""
-        anls = "official" if structure is not None and structure.anls == "official" else ""
+        own = {}
+        for f in FAMILIES:
+            own.update(f.params(self.config.section(f.name), f.name in self.families))
         return {
             "scorer_version": self.scorer_version,
             "config_digest": self.config.digest(),
@@ -326,18 +325,19 @@ class Report:
             "sources_digest": self.sources_digest or "",
             "approvals_digest": self.approvals_digest or "",
             "canaries_digest": self.canaries_digest or "",
-            "teds_definition": teds,
-            "anls_definition": anls,
+            **own,
             "family_definitions": self.family_definitions(),
         }
 
     def family_definitions(self) -> str:
-        """``name:definition`` of each metric family that ran, comma-separated (``""``)."""
+        """``name:definition`` of each metric family that ran and has a definition,
+        comma-separated (``""``)."""
         parts = []
         for name in self.families:
             family = by_name(name)
-            if family is not None:
-                parts.append(f"{name}={family.definition(self.config.section(name))}")
+            definition = family.definition(self.config.section(name)) if family else ""
+            if definition:
+                parts.append(f"{name}={definition}")
         return ",".join(parts)
 
     def signature(self) -> str:
@@ -378,8 +378,6 @@ class Report:
         merged.update(self.slice_metrics)
         if self.fidelity is not None:
             merged.update(self.fidelity.metrics(keys))
-        if self.structure is not None:
-            merged.update(self.structure.metrics())
         for summary in self.families.values():
             merged.update(summary.metrics())
         return merged
@@ -409,12 +407,8 @@ class Report:
             "notes": self.notes,
             "warnings": self.warnings,
             "fidelity": self.fidelity.to_dict() if self.fidelity is not None else None,
-            "structure": self.structure.to_dict() if self.structure is not None else None,
-            **(
-                {"families": {n: s.to_dict() for n, s in self.families.items()}}
-                if self.families
-                else {}
-            ),
+            **self._top_level_families(),
+            **self._families_dict(),
             "unknown_ids": self.unknown_ids,
             "unattributed_lines": self.unattributed,
             **self._unlisted(),
@@ -431,11 +425,25 @@ class Report:
             "scorer_version": self.scorer_version,
         }
 
+    def family(self, name: str) -> Any:
+        """What the metric family `name` found (its summary), or None when it did not run."""
+        return self.families.get(name)
+
+    def _top_level_families(self) -> dict[str, Any]:
+        """The sections of the families with a top-level key of their own (``null`` when the
+        family did not run)."""
+        out = {}
+        for f in FAMILIES:
+            if f.report_key is not None:
+                summary = self.families.get(f.name)
+                out[f.report_key] = summary.to_dict() if summary is not None else None
+        return out
+
     def _families_dict(self) -> dict[str, Any]:
-        """``families``: each metric family's summary (only when some family ran)."""
-        if not self.families:
-            return {}
-        return {"families": {name: s.to_dict() for name, s in self.families.items()}}
+        """``families``: each other metric family's summary (only when some family ran)."""
+        keyed = {f.name for f in FAMILIES if f.report_key is not None}
+        found = {name: s.to_dict() for name, s in self.families.items() if name not in keyed}
+        return {"families": found} if found else {}
 
     def _unlisted(self) -> dict[str, int]:
         """``unattributed_lines_not_listed``: how many such lines the list leaves out (only

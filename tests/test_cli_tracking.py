@@ -285,7 +285,7 @@ def test_structure_run_logs_metrics_slices_intervals_and_plot(
     report = evaluate(
         tmp_path / "gold.jsonl", tmp_path / "pred.jsonl", config, slice_by=["layout", "scan_dpi"]
     )
-    assert report.structure is not None
+    assert report.family("structure") is not None
     assert not report.fields, "structure inputs are not scored as fields"
     client = client_for(mlflow_server.uri)
     assert_run_holds_report(client, run_id, report, tmp_path / "dl", dataset=True)

@@ -36,8 +36,8 @@ PRED: list[dict[str, Any]] = [
 
 def test_hand_computed_document_and_run_values() -> None:
     report = evaluate(GOLD, PRED, slice_by=["layout"])
-    assert report.structure is not None
-    per_doc = {d.id: d.reading for d in report.structure.documents}
+    assert report.family("structure") is not None
+    per_doc = {d.id: d.reading for d in report.family("structure").documents}
     assert per_doc["d1"] is not None and per_doc["d1"].continuity == 0.5
     assert per_doc["d2"] is not None and per_doc["d2"].continuity == 0.0
     assert per_doc["d3"] is not None and per_doc["d3"].continuity is None
@@ -45,7 +45,7 @@ def test_hand_computed_document_and_run_values() -> None:
     # pooled: (1 + 0) / (2 + 1), not the mean of 1/2 and 0
     assert m["continuity"] == pytest.approx(1 / 3)
     assert m["continuity_ci_low"] <= m["continuity"] <= m["continuity_ci_high"]
-    assert report.structure.headline["continuity"].documents == 2
+    assert report.family("structure").headline["continuity"].documents == 2
     assert m["continuity_by_layout/paged"] == pytest.approx(1 / 3)
     assert "continuity_by_layout/flat" not in m
 

@@ -96,7 +96,7 @@ def reports() -> dict[str, Any]:
 
 
 def per_document(rep: Any) -> dict[str, Any]:
-    return {doc.id: doc for doc in rep.structure.documents}
+    return {doc.id: doc for doc in rep.family("structure").documents}
 
 
 # -- the commands ---------------------------------------------------------------------------

@@ -22,13 +22,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("_version", "errors", "_compiled"),
     ("core",),
     ("text_accuracy",),  # CER/WER statistics: the text accuracy family's own arithmetic
+    ("structure",),  # TEDS, reading order, ANLS, boundaries and their section: pure scorers
     ("families",),  # what each metric family declares (config sections read it)
     ("config",),
     ("io",),
     ("fields",),
     ("pages",),
     ("fidelity",),
-    ("structure",),
     ("report",),
     ("evaluation",),
     ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)

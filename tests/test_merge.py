@@ -185,9 +185,9 @@ def test_the_cases_cover_every_family() -> None:
     assert len(inv.fidelity.canaries.documents) > 1
     assert any(f.examples for f in inv.fields.values()) and inv.intervals
     assert papers.layouts and papers.notes and papers.tokens_per_doc is not None
-    assert structure.structure is not None and structure.structure.slices
-    assert any(m.ci_low < m.ci_high for m in structure.structure.headline.values())
-    assert "continuity" in structure.structure.headline  # a gold page break
+    assert structure.family("structure") is not None and structure.family("structure").slices
+    assert any(m.ci_low < m.ci_high for m in structure.family("structure").headline.values())
+    assert "continuity" in structure.family("structure").headline  # a gold page break
     assert synth_.slice_metrics and synth_.warnings and synth_.latency_ms(0.95) is not None
     assert sum(len(f.examples) == 5 for f in synth_.fields.values()) >= 3
     # the label of a field always matched to the letter: its first gold value in id order

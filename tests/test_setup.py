@@ -51,7 +51,7 @@ def test_a_structure_key_only_predictions_carry_is_not_a_field(tmp_path: Path) -
     for report in _every_way(tmp_path, gold, pred):
         assert (report.micro.tp, report.micro.fp, report.micro.fn) == (1, 1, 1)  # title only
         assert set(report.fields) == {"title"}
-        assert report.structure is None
+        assert report.family("structure") is None
 
 
 def test_a_slice_attribute_a_prediction_carries_is_not_a_field(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from extract_mlflow import evaluate
-from extract_mlflow.core.text import fmt
+from extract_mlflow.core.text import fmt, safe_lines
 from extract_mlflow.evaluation.slices import count_slices
+from extract_mlflow.families.structure import STRUCTURE as STRUCTURE_FAMILY
 from extract_mlflow.tracking.payload import write_eval_artifacts
-from extract_mlflow.views.markdown import structure_markdown
 from extract_mlflow.views.plots import field_robustness_plot, robustness_figure
 
 
@@ -109,12 +109,16 @@ def slice_label(doc: Any, attribute: str) -> str:
 def test_structure_slices_carry_the_interval_a_plain_bootstrap_gives() -> None:
     gold, pred = _structure_rows(36)
     report = evaluate(gold, pred, STRUCTURE, slice_by=["layout", "dpi"])
-    assert report.structure is not None
+    assert report.family("structure") is not None
     metrics = report.metrics()
     checked = 0
     for attribute in ("layout", "dpi"):
-        for s in report.structure.slices[attribute]:
-            docs = [d for d in report.structure.documents if slice_label(d, attribute) == s.label]
+        for s in report.family("structure").slices[attribute]:
+            docs = [
+                d
+                for d in report.family("structure").documents
+                if slice_label(d, attribute) == s.label
+            ]
             for name in ("reading_order", "kendall_tau", "anls", "boundary_recall"):
                 pairs = [d.stats()[name] for d in docs if name in d.stats()]
                 low, high = plain_interval(pairs, 400, 11)
@@ -143,8 +147,8 @@ def test_a_structure_slice_scores_as_its_documents_alone() -> None:
 def test_the_markdown_shows_each_slice_value_with_its_interval() -> None:
     gold, pred = _structure_rows(30)
     report = evaluate(gold, pred, STRUCTURE, slice_by=["layout"])
-    assert report.structure is not None
-    text = structure_markdown(report.structure)
+    assert report.family("structure") is not None
+    text = safe_lines(STRUCTURE_FAMILY.markdown(report.family("structure")))
     m = report.metrics()
     cell = (
         f"{fmt(m['anls_by_layout/b'])} "
@@ -162,8 +166,8 @@ def test_the_robustness_plot_draws_each_interval_as_a_band() -> None:
 
     gold, pred = _structure_rows(36)
     report = evaluate(gold, pred, STRUCTURE, slice_by=["dpi"])
-    assert report.structure is not None
-    slices = report.structure.slices["dpi"]
+    assert report.family("structure") is not None
+    slices = report.family("structure").slices["dpi"]
     ax = robustness_figure(slices, "dpi").axes[0]
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert len(ax.lines) == len(bands) >= 4

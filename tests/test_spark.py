@@ -151,7 +151,7 @@ def test_structure_with_slices_equals_the_local_engine(spark: Any) -> None:
     pred = ROOT / "tests/golden/inputs/structure_pred.jsonl"
     slices = ("meta.layout", "scan")
     want = local_evaluate(gold, pred, slice_by=slices)
-    assert want.structure is not None and want.structure.slices
+    assert want.family("structure") is not None and want.family("structure").slices
     assert_same(spark_evaluate(spark, gold, pred, slice_by=slices), want)
 
 

@@ -17,12 +17,12 @@ from scipy import stats as scipy_stats
 
 from extract_mlflow.config import StructureConfig
 from extract_mlflow.core.keys import slice_key
+from extract_mlflow.core.text import safe_lines
 from extract_mlflow.errors import InputError
-from extract_mlflow.evaluation.records import structure_frame
 from extract_mlflow.evaluation.stats import ratio_interval
-from extract_mlflow.evaluation.structure import score_structure
+from extract_mlflow.evaluation.structure import score_structure, structure_frame
+from extract_mlflow.families.structure import STRUCTURE
 from extract_mlflow.structure.score import HIGHER_IS_BETTER, METRICS
-from extract_mlflow.views.markdown import structure_markdown
 from extract_mlflow.views.plots import robustness_plot
 
 GOLD: list[dict[str, Any]] = [
@@ -266,12 +266,15 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
     data = json.loads(json.dumps(summary.to_dict()))
     assert data["documents"] == 3 and data["metrics"]["teds"]["documents"] == 2
     assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(5 / 8)
-    text = structure_markdown(summary)
+    text = safe_lines(STRUCTURE.markdown(summary))
     assert text.startswith("## Document structure")
     assert "| teds | 0.312 |" in text and "### By meta.layout (95% CI)" in text
     assert "| single | 2 |" in text
     assert (
-        structure_markdown(score_structure([{"id": "a"}], [], config())).count("No structure") == 1
+        safe_lines(STRUCTURE.markdown(score_structure([{"id": "a"}], [], config()))).count(
+            "No structure"
+        )
+        == 1
     )
 
 

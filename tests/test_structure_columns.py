@@ -23,9 +23,10 @@ import synth
 
 from extract_mlflow import evaluate
 from extract_mlflow.config import StructureConfig
-from extract_mlflow.evaluation import structure as structure_module
-from extract_mlflow.evaluation.records import structure_frame
-from extract_mlflow.evaluation.structure import StructureRecords
+from extract_mlflow.evaluation.families import TOOLS
+from extract_mlflow.evaluation.structure import structure_frame
+from extract_mlflow.structure import records as structure_module
+from extract_mlflow.structure.records import StructureRecords
 from extract_mlflow.structure.score import StructureSummary, score_document
 from extract_mlflow.views.frames import report_frame
 
@@ -64,7 +65,7 @@ def summary_of(
     first = records[0]
     for other in records[1:]:
         first.merge(other)
-    return first.summary(CONFIG)
+    return first.summary(CONFIG, TOOLS)
 
 
 def without_listing(data: dict[str, Any]) -> dict[str, Any]:

@@ -173,15 +173,15 @@ def test_structure_fields_score_one_against_themselves() -> None:
     gold, pred, _ = synth.make_dataset(20, 8)
     rng = random.Random(1)
     pairs = [synth.structure_documents(g, g, rng, swap=0.0) for g in gold]
-    same = evaluate([a for a, _ in pairs], [b for _, b in pairs]).structure
+    same = evaluate([a for a, _ in pairs], [b for _, b in pairs]).family("structure")
     assert same is not None
     values = {k: m.value for k, m in same.headline.items()}
     assert {"teds", "teds_s", "reading_order", "kendall_tau", "anls"} <= values.keys()
     assert values == pytest.approx(dict.fromkeys(values, 1.0))
     pairs = [synth.structure_documents(g, g, rng, swap=1.0) for g in gold]
-    swapped = evaluate([a for a, _ in pairs], [b for _, b in pairs]).structure
+    swapped = evaluate([a for a, _ in pairs], [b for _, b in pairs]).family("structure")
     assert swapped is not None
     assert swapped.headline["reading_order"].value == pytest.approx(1 - 2 / len(synth.BLOCKS))
     pairs = [synth.structure_documents(g, p, rng) for g, p in zip(gold, pred, strict=True)]
-    noisy = evaluate([a for a, _ in pairs], [b for _, b in pairs]).structure
+    noisy = evaluate([a for a, _ in pairs], [b for _, b in pairs]).family("structure")
     assert noisy is not None and noisy.headline["teds"].value < 1.0

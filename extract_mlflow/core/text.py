@@ -17,8 +17,12 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from .language import tr
+
+T = TypeVar("T")
 
 # C0 controls but tab and newline, DEL, C1 controls (0x9b is a CSI on its own), and the
 # bidirectional overrides that can make a line read differently from what it holds
@@ -126,3 +130,29 @@ def tex_escape(text: str) -> str:
     'a\\\\_b \\\\& 50\\\\%'
     """
     return "".join(_TEX_SPECIAL.get(c, c) for c in text)
+
+
+LISTED = 50
+"""entries shown of one listing (notes of a kind, pages, flipped documents, slices…)"""
+
+
+def capped(
+    items: Sequence[T], limit: int = LISTED, total: int | None = None
+) -> tuple[Sequence[T], str | None]:
+    """The first `limit` of `items`, and the line saying how many more there are (None when
+    none is left out). `total`: how many there are in all, when `items` are the first of them.
+
+    >>> capped([1, 2, 3], 2)
+    ([1, 2], '… 1 more not shown')
+    >>> capped([1, 2], 5, total=9)
+    ([1, 2], '… 7 more not shown')
+    """
+    shown = items[:limit] if len(items) > limit else items
+    more = (len(items) if total is None else total) - len(shown)
+    return shown, tr("list.more", n=more) if more > 0 else None
+
+
+def capped_lines(lines: Sequence[str], limit: int = LISTED, total: int | None = None) -> list[str]:
+    """`lines` cut to `limit`, the line saying how many more there are (of `total`) last."""
+    shown, more = capped(lines, limit, total)
+    return [*shown, *([more] if more else [])]

@@ -35,8 +35,6 @@ from dataclasses import dataclass, replace
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
 from ..core.counts import Counts
 from ..core.paths import document_leaves, lookup
 from ..fields.normalize import Comparators
@@ -44,22 +42,19 @@ from ..fields.scorer import PARSE_FAILURE, DocCounts, FieldScorer
 from ..report import DocumentResult, Report
 from .compact import CompactRecords, RecordSink, document_table
 from .config_checks import ConfigUse
-from .families import FamilyState, active_families
+from .families import TOOLS, family_parts
 from .field_counts import FieldCounts, Smallest, TypeSamples
-from .inputs import Extras, Inputs, Setup, content_digest, structure_keys
+from .inputs import Extras, Inputs, Setup, content_digest
 from .records import latency_ms, tokens_per_doc, usage_tokens
 from .slices import count_slice_metrics
 from .stats import count_intervals
 
 if TYPE_CHECKING:
-    from ..config import Config, StructureConfig
-    from ..families import Family
+    from ..config import Config
+    from ..families.base import FamilyPart
     from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
-    from ..structure.score import DocumentStructure
-    from .columns import DocumentColumns
     from .pages import PageRecords
-    from .structure import StructureRecords
 
 __all__ = [
     "DocumentInput",
@@ -98,10 +93,6 @@ class _Tools:
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
     slice_by: tuple[str, ...]
-    families: tuple[tuple[Family, Any], ...]
-    """the active metric families with their config sections"""
-    structure_keys: tuple[str, ...]
-    """a gold document with one of these keys is scored for structure"""
 
     # Methods, not cached properties: compiled by mypyc, a cached property misbehaves.
     def prepare(
@@ -117,19 +108,6 @@ class _Tools:
 
         return prepare_document(gold, pred, config, profile, notes)
 
-    def score_structure(
-        self,
-        doc_id: str,
-        gold: dict[str, Any],
-        pred: dict[str, Any] | None,
-        config: StructureConfig,
-    ) -> DocumentStructure:
-        """:func:`~extract_mlflow.structure.score.score_document`, imported by the first
-        document with structure (the structure scorers cost ~20 ms to import)."""
-        from ..structure.score import score_document
-
-        return score_document(doc_id, gold, pred, config)
-
 
 _POSITION = attrgetter("position")
 _FOLD_EVERY = 2048
@@ -137,7 +115,6 @@ _STATE: tuple[str, ...] = ("documents", "positions", "sink", "compact", "notes",
 _STATE += (
     "config_use",
     "fidelity",
-    "structure",
     "pages",
     "families",
 )  # what an Evaluation pickles besides its setup
@@ -178,15 +155,10 @@ class Evaluation:
             from ..fidelity.score import FidelityAccumulator  # text fidelity (~20 ms): for sources
 
             self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
-        self.structure: StructureRecords | None = None
-        """the structure scores of the documents with a structure key (from the first on;
-        :meth:`result` gives the others their empty record)"""
         self.pages: PageRecords | None = None
         """the pages' results (from the first page or profiled document on)"""
-        self.families = {
-            f.name: FamilyState(f.name, cfg.structure.slice_by) for f in active_families(cfg)
-        }
-        """the statistics of each active metric family (:mod:`extract_mlflow.families`)"""
+        self.families: dict[str, FamilyPart] = family_parts(cfg)
+        """the state of each active metric family (:mod:`extract_mlflow.families`)"""
         self._tools: _Tools | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -207,9 +179,7 @@ class Evaluation:
             fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.structure.slice_by)
-        families = tuple((f, cfg.section(f.name)) for f in active_families(cfg))
-        keys = structure_keys(cfg)
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by, families, keys)
+        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -224,12 +194,8 @@ class Evaluation:
             self.config_use.update(gold)
         if self.fidelity is not None and tools.fidelity is not None:
             self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
-        if any(key in gold for key in tools.structure_keys):
-            structure = tools.score_structure(doc_id, gold, pred, self.setup.config.structure)
-            self._structure().add(position, structure)
-        for family, section in tools.families:
-            stats = family.document(gold, pred if doc.failure is None else None, section)
-            self.families[family.name].update(position, doc_id, gold, stats)
+        for part in self.families.values():
+            part.update(position, doc_id, gold, pred, doc.failure)
         if (
             record.layout is not None
             or record.rows_gold is not None
@@ -245,13 +211,6 @@ class Evaluation:
             self.positions.add(position)
             self.documents.append(record)
         return record
-
-    def _structure(self) -> StructureRecords:
-        if self.structure is None:
-            from .structure import StructureRecords  # the structure scorers: for structure only
-
-            self.structure = StructureRecords(self.setup.config.structure.slice_by)
-        return self.structure
 
     def _pages(self) -> PageRecords:
         if self.pages is None:
@@ -323,8 +282,6 @@ class Evaluation:
             self.config_use.merge(other.config_use)
         if self.fidelity is not None and other.fidelity is not None:
             self.fidelity.merge(other.fidelity)
-        if other.structure is not None:
-            self._structure().merge(other.structure)
         if other.pages is not None:
             self._pages().merge(other.pages)
         for name, state in other.families.items():
@@ -351,7 +308,6 @@ class Evaluation:
             documents = self.compact.columns(self.sink, pages)
         else:  # the records as the same table, their field counts and mistakes beside it
             documents = document_table(sorted(self.documents, key=_POSITION), pages)
-        positions = np.asarray(documents.positions, dtype=np.int64)
         state = self.fields.state
         report = Report(
             documents=documents,
@@ -380,28 +336,11 @@ class Evaluation:
         report.slice_metrics = count_slice_metrics(documents, cfg.structure)
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
-        if self.structure is not None:
-            report.structure = self._every_structure(documents).summary(cfg.structure)
-        report.families = {
-            name: state.summary(positions, cfg.structure) for name, state in self.families.items()
-        }
+        for name, part in self.families.items():
+            summary = part.summary(documents, TOOLS)
+            if summary is not None:
+                report.families[name] = summary
         return report
-
-    def _every_structure(self, documents: DocumentColumns) -> StructureRecords:
-        """The structure records with the empty record (slice attributes only) of every
-        document without a structure key, as the scorer gives it: a part that met no
-        structure key kept none, and the records merge in any order."""
-        from ..structure.score import DocumentStructure as Empty
-
-        records = self._structure()
-        have = set(records.positions)
-        attributes, slice_by = documents.attributes, self.setup.config.structure.slice_by
-        for k, position in enumerate(documents.positions.tolist()):
-            if position not in have:
-                values = attributes[k] if attributes is not None else {}
-                doc = Empty(documents.ids[k], {a: values.get(a) for a in slice_by})
-                records.add(position, doc)
-        return records
 
     def _notes(self, documents: Sequence[DocumentResult]) -> list[str]:
         """The documents' notes in gold order, then the slice attributes no document has and

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,14 +22,37 @@ import numpy.typing as npt
 
 from ..core.paths import lookup
 from ..families import FAMILIES, Family, FamilySlice, FamilySummary, FamilyValue
-from .slices import grouped_rows
-from .stats import bootstrap_sums, percentile_interval
+from .slices import grouped_rows, mean_value
+from .stats import bootstrap_sums, percentile_interval, ratio_interval
 
 if TYPE_CHECKING:
-    from ..config import Config, StructureConfig
+    from ..config import Config
+    from ..families.base import Documents, FamilyPart
+    from ..structure.section import StructureConfig
 
 WORST = 10
 """documents listed worst first by each family's first metric"""
+
+
+class EngineTools:
+    """The engine's statistics that a family's own state summarizes with
+    (:class:`~extract_mlflow.families.base.Tools`)."""
+
+    def ratio_interval(
+        self, num: Any, den: Any, *, resamples: int, seed: int | None, confidence: float
+    ) -> Any:
+        return ratio_interval(num, den, resamples=resamples, seed=seed, confidence=confidence)
+
+    def grouped_rows(
+        self, values: Any, config: Any
+    ) -> tuple[dict[str, list[int]], dict[str, list[float]], bool]:
+        return grouped_rows(values, config)
+
+    def mean_value(self, values: list[float] | None) -> float | None:
+        return mean_value(values)
+
+
+TOOLS = EngineTools()
 
 
 def active_families(config: Config) -> tuple[Family, ...]:
@@ -37,12 +60,27 @@ def active_families(config: Config) -> tuple[Family, ...]:
     return tuple(f for f in FAMILIES if f.active(config.section(f.name)))
 
 
+def family_parts(config: Config) -> dict[str, FamilyPart]:
+    """The state of each active family for one part of an evaluation under `config`: its own
+    (:meth:`~extract_mlflow.families.base.Family.start`), else the engine's statistics."""
+    settings = config.structure  # the slices and intervals of every metric
+    out: dict[str, FamilyPart] = {}
+    for f in active_families(config):
+        section = config.section(f.name)
+        out[f.name] = f.start(section, settings.slice_by) or FamilyState(f.name, settings, section)
+    return out
+
+
 class FamilyState:
     """The statistics of one family over the documents of one part (plain data, picklable)."""
 
-    def __init__(self, name: str, slice_by: Sequence[str] = ()) -> None:
+    def __init__(self, name: str, settings: StructureConfig, section: Any) -> None:
         self.name = name
-        self.slice_by = tuple(slice_by)
+        self.settings = settings
+        """the run-wide slice and bootstrap settings (``[structure]``)"""
+        self.slice_by = tuple(settings.slice_by)
+        self.section = section
+        """the family's config section (:meth:`update` scores under it)"""
         self.positions: array[int] = array("q")
         self.metrics: dict[str, tuple[array[int], array[float], array[float]]] = {}
         """metric -> (index into :attr:`positions`, num, den), in the order first met"""
@@ -50,10 +88,25 @@ class FamilyState:
         self.worst: list[tuple[float, str]] = []
         """a bounded heap of (badness, id) by the first metric"""
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FamilyState) and _state(self) == _state(other)
+
     def update(
+        self,
+        position: int,
+        doc_id: str,
+        gold: Mapping[str, Any],
+        pred: Mapping[str, Any] | None,
+        failure: str | None,
+    ) -> None:
+        """Score one document (:meth:`Family.document`; an unusable prediction as none)."""
+        stats = _family(self.name).document(gold, pred if failure is None else None, self.section)
+        self.add(position, doc_id, gold, stats)
+
+    def add(
         self, position: int, doc_id: str, gold: Mapping[str, Any], stats: Mapping[str, Any]
     ) -> None:
-        """Add one document's statistics (:meth:`Family.document`); nothing for none."""
+        """Add one document's statistics; nothing for none."""
         if not stats:
             return
         at = len(self.positions)
@@ -100,9 +153,10 @@ class FamilyState:
                 heapq.heapreplace(self.worst, (badness, doc_id))
         return self
 
-    def summary(self, rows_of: npt.NDArray[np.int64], config: StructureConfig) -> FamilySummary:
-        """The family's summary; `rows_of` maps a document's position to its row in gold
-        order (the sorted positions of every document of the evaluation)."""
+    def summary(self, documents: Documents, tools: Any = TOOLS) -> FamilySummary:
+        """The family's summary over the evaluation's documents (gold order)."""
+        rows_of = np.asarray(documents.positions, dtype=np.int64)
+        config = self.settings
         family = _family(self.name)
         positions = np.asarray(self.positions, dtype=np.int64)
         order = np.argsort(positions, kind="stable")
@@ -128,6 +182,10 @@ class FamilyState:
         return FamilySummary(
             family.name, family.title, family.higher_is_better, values, slices, worst, rows, columns
         )
+
+
+def _state(s: FamilyState) -> tuple[Any, ...]:
+    return (s.name, s.settings, s.section, s.positions, s.metrics, s.attributes, sorted(s.worst))
 
 
 def _metric_order(family: Family, metric: str) -> tuple[bool, str, int, str]:
@@ -191,20 +249,4 @@ def _slices(
     for label in order:
         rows = np.asarray(groups[label], dtype=np.int64)
         out.append(FamilySlice(label, len(rows), _values(columns, rows, config)))
-    return out
-
-
-def family_columns(summary: FamilySummary, start: int, stop: int) -> dict[str, Any]:
-    """The per-document statistics of the documents in rows [`start`, `stop`) (gold order),
-    as the counts frame's ``<family>/<metric>_num`` and ``_den`` columns (NaN where a document
-    lacks the metric), which the paired comparison of two runs resamples."""
-    rows = np.asarray(summary.rows, dtype=np.int64)
-    lo, hi = np.searchsorted(rows, [start, stop])
-    at = rows[lo:hi] - start
-    out: dict[str, Any] = {}
-    for metric, (num, den) in summary.columns.items():
-        for part, values in (("_num", num), ("_den", den)):
-            full = np.full(stop - start, np.nan)
-            full[at] = values[lo:hi]
-            out[f"{summary.name}/{metric}{part}"] = full
     return out

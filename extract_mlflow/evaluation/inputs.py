@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..errors import ConfigError
+from ..families import FAMILIES
 from ..io.loading import GoldSet, PredictionSet
 from ..io.source_file import SourceUse
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..fidelity.approvals import Approvals
     from ..fidelity.canaries import Canary
 
-__all__ = ["Extras", "Inputs", "Setup", "content_digest", "list_digest", "structure_keys"]
+__all__ = ["Extras", "Inputs", "Setup", "content_digest", "list_digest"]
 
 
 @dataclass
@@ -65,11 +66,6 @@ def _canonical(value: Any) -> bytes:
     return text.encode("utf-8")
 
 
-def structure_keys(config: Config) -> tuple[str, ...]:
-    s = config.structure
-    return (s.tables_key, s.blocks_key, s.regions_key, s.boundaries_key)
-
-
 @dataclass(frozen=True)
 class Setup:
     """What every part of an evaluation must share, decided by the config and the call alone
@@ -78,7 +74,8 @@ class Setup:
     config: Config
     profile: str | None = None
     family_keys: tuple[str, ...] = ()
-    """top-level keys that are not fields: the structure keys (``[structure]``'s key names),
+    """top-level keys that are not fields: the gold keys every metric family reads
+    (:meth:`~extract_mlflow.families.base.Family.keys`),
     the top-level key of every ``--slice-by`` attribute (unless a ``[fields]`` rule of the
     config names a path under it: then it is a field too), and the ``--source-key`` field"""
     fidelity: bool = False
@@ -101,7 +98,8 @@ class Setup:
         extras = extras or Extras()
         ruled = {path.split(".")[0].removesuffix("[]") for path in config.fields}
         tops = tuple(t for p in config.structure.slice_by if (t := p.split(".")[0]) not in ruled)
-        family = (*structure_keys(config), *tops)
+        inputs = (k for f in FAMILIES for k in f.keys(config.section(f.name)))
+        family = (*inputs, *tops)
         if extras.source_key:
             family += (extras.source_key,)
         fidelity = extras.sources is not None

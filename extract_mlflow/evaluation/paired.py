@@ -11,8 +11,8 @@ count-based score from summed counts, never from per-document scores:
   ``field_f1/<key>``, ``field_precision/<key>``, ``field_recall/<key>`` (keys as logged);
 - ``parse_failure_rate`` (from ``status``), and ``layout_score`` and ``composite`` (micro F1 ×
   mean layout score) when both frames carry a ``layout_score`` column;
-- the document-structure metrics (``teds``, ``anls``, ``reading_order``, …) from their
-  per-document ``structure/<metric>_num`` and ``_den`` columns, as Σnum / Σden.
+- every metric family's metrics (``teds``, ``cer``, …) from their per-document
+  ``<family>/<metric>_num`` and ``_den`` columns, as Σnum / Σden.
 
 For each metric the result holds the point delta (candidate − baseline on the paired documents),
 the percentile interval of the resampled deltas and a two-sided p-value: twice the smaller share
@@ -154,7 +154,7 @@ def _layout(
 
 def ratio_names(baseline: pd.DataFrame, candidate: pd.DataFrame) -> tuple[str, ...]:
     """The per-document ratio metrics both frames carry (numerator and denominator), by the
-    stem of their columns (``structure/teds``)."""
+    stem of their columns (``<family>/<metric>``)."""
     stems = []
     for column in baseline.columns:
         m = _RATIO_COLUMN.match(str(column))

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 FIELD_PREFIXES = ("field_tp/", "field_fp/", "field_fn/")
 
 
-RATIO_PREFIXES = ("structure/", *(f"{f.name}/" for f in FAMILIES))
-"""the prefixes of the per-document ratio columns: the structure metrics', then each metric
-family's (:mod:`extract_mlflow.families`)"""
+RATIO_PREFIXES = tuple(f"{f.name}/" for f in FAMILIES)
+"""the prefixes of the per-document ratio columns: each metric family's
+(:mod:`extract_mlflow.families`)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class CountLayout:
     has_layout: bool
     ratios: tuple[str, ...] = ()
     """metrics given per document as a numerator and a denominator, by the stem of their
-    columns (``structure/<m>`` of ``structure/<m>_num`` and ``_den``; the metric is what
+    columns (``<family>/<m>`` of ``<family>/<m>_num`` and ``_den``; the metric is what
     follows the prefix): the run's value is Σnum / Σden"""
     keys: dict[str, str] = field(default_factory=dict)
     """field path -> the suffix of its metric keys, as the runs logged them"""

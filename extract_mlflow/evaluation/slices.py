@@ -5,7 +5,7 @@ Labels need every value of the attribute, so they are computed over all the docu
 a numeric attribute with more than ``max_slices`` distinct values is cut into ``numeric_bins``
 equal-count bins labelled ``low-high``; documents lacking the attribute are in no slice.
 Every slice's scores carry the bootstrap interval of the slice's documents taken alone (the
-field metrics' here, the structure metrics' in :mod:`extract_mlflow.evaluation.structure`).
+field metrics' here, each metric family's with its summary (:mod:`extract_mlflow.families`)).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..config import StructureConfig
 from ..core.counts import Counts
 from ..core.keys import slice_key
+from ..structure.section import StructureConfig
 from .stats import count_intervals
 
 if TYPE_CHECKING:

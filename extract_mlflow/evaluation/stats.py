@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.curves import MetricValue
 from .draws import kernel_stream
 
 if TYPE_CHECKING:
-    from ..config import StructureConfig
     from ..core.counts import Counts
-    from ..structure.score import MetricValue
+    from ..structure.section import StructureConfig
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -432,8 +432,6 @@ def ratio_interval(
     from each resample's sums). Every denominator must be > 0. With fewer than 2 documents, or
     when every document has the same value, the interval is the point value at both ends and
     flagged ``degenerate``."""
-    from ..structure.score import MetricValue  # the structure scorers: for structure metrics
-
     n_arr, d_arr = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
     point = float(n_arr.sum() / d_arr.sum())
     values = n_arr / d_arr

@@ -6,10 +6,11 @@ the paired comparison, the views) reads this tuple and nothing else names a fami
 
 from __future__ import annotations
 
-from .base import Family, FamilySlice, FamilySummary, FamilyValue, Statistics
+from .base import Family, FamilySlice, FamilySummary, FamilyValue, Statistics, Summary
+from .structure import STRUCTURE
 from .text_accuracy import TEXT_ACCURACY
 
-FAMILIES: tuple[Family, ...] = (TEXT_ACCURACY,)
+FAMILIES: tuple[Family, ...] = (STRUCTURE, TEXT_ACCURACY)
 
 __all__ = [
     "FAMILIES",
@@ -18,6 +19,7 @@ __all__ = [
     "FamilySummary",
     "FamilyValue",
     "Statistics",
+    "Summary",
     "by_name",
     "lower_is_better",
 ]

@@ -23,14 +23,109 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from ..core.curves import Curves
 from ..core.keys import slice_key
 
 Statistics = Mapping[str, tuple[float, float]]
 """metric -> (numerator, denominator) of one document; a metric it lacks is left out"""
 
 
+class Summary(Protocol):
+    """What a family found over an evaluation, as the report keeps it: plain data (a
+    :class:`FamilySummary` for a family of plain ratios)."""
+
+    @property
+    def name(self) -> str:
+        """the family's name"""
+        ...
+
+    def metrics(self) -> dict[str, float]:
+        """Its MLflow metrics."""
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its section of the JSON report."""
+        ...
+
+    def frame_columns(self, start: int, stop: int) -> dict[str, Any]:
+        """Its per-document columns of the counts frame for the rows [`start`, `stop`) (gold
+        order), each named ``<family>/...``: what ``compare``'s paired bootstrap resamples
+        (``<family>/<metric>_num`` and ``_den``) and ``documents.parquet`` stores."""
+        ...
+
+    def curves(self) -> dict[str, Curves]:
+        """Numeric slice attribute -> its metric-against-attribute curves, which a logged run
+        plots; empty for none."""
+        ...
+
+
+class Tools(Protocol):
+    """The engine's statistics, given to a family's own state when it summarizes
+    (:meth:`FamilyPart.summary`), so that a family module needs nothing above it."""
+
+    def ratio_interval(
+        self, num: Any, den: Any, *, resamples: int, seed: int | None, confidence: float
+    ) -> Any:
+        """Σnum/Σden with its percentile bootstrap interval over the documents."""
+        ...
+
+    def grouped_rows(
+        self, values: Any, config: Any
+    ) -> tuple[dict[str, list[int]], dict[str, list[float]], bool]:
+        """The rows of each slice label of one attribute's values, their numeric values and
+        whether the attribute is numeric."""
+        ...
+
+    def mean_value(self, values: list[float] | None) -> float | None:
+        """The mean of a numeric slice's values (None: not numeric)."""
+        ...
+
+
+class Documents(Protocol):
+    """What a family's state reads of the evaluation's document table when it summarizes."""
+
+    @property
+    def positions(self) -> Any: ...
+    @property
+    def ids(self) -> Any: ...
+    @property
+    def attributes(self) -> Any: ...
+
+
+class FamilyPart(Protocol):
+    """A family's own state over the documents of one part of an evaluation (for a family
+    that is more than plain ratios, :meth:`Family.start`): plain data, picklable; parts merge
+    in any order and give the same summary as one pass."""
+
+    def update(
+        self,
+        position: int,
+        doc_id: str,
+        gold: Mapping[str, Any],
+        pred: Mapping[str, Any] | None,
+        failure: str | None,
+    ) -> None:
+        """Score one document (`pred`: the prediction line as read, `failure`: why it could
+        not be used, else None)."""
+        ...
+
+    def merge(self, other: Any) -> Any:
+        """Add `other`'s documents (disjoint from this part's) and return this part."""
+        ...
+
+    def summary(self, documents: Documents, tools: Tools) -> Summary | None:
+        """The family's summary over every document (`documents`: the evaluation's table, in
+        gold order); None when it found nothing to report."""
+        ...
+
+
 class Family(Protocol):
-    """What a metric family declares (a module-level instance, registered in ``FAMILIES``)."""
+    """What a metric family declares (a module-level instance, registered in ``FAMILIES``).
+
+    A family of plain ratios subclasses :class:`RatioFamily` and declares :meth:`document`;
+    a family with more (details per document, notes, intervals per metric) keeps its own
+    state (:meth:`start`) and renders its own sections (:meth:`markdown`, :meth:`table`).
+    """
 
     name: str
     """its config section (``[name]``), its column prefix and its key in ``to_dict()``"""
@@ -58,6 +153,32 @@ class Family(Protocol):
     ) -> Statistics:
         """The statistics of one document (gold line, prediction or None when missing or
         unreadable). Pure, and the same for a document whichever part scores it."""
+        ...
+
+    report_key: str | None
+    """the top-level key of its section in the JSON report (null there when it did not run),
+    for a family that had one before the seam; None: under ``families``"""
+
+    def keys(self, section: Any) -> tuple[str, ...]:
+        """The top-level gold keys that are its inputs, never scored as fields."""
+        ...
+
+    def params(self, section: Any, ran: bool) -> dict[str, str]:
+        """Signature params of its own (every run logs them, ``""`` when unused), for a family
+        that had them before the seam; a family with a :meth:`definition` has none."""
+        ...
+
+    def start(self, section: Any, slice_by: tuple[str, ...]) -> FamilyPart | None:
+        """Its own state for one part of an evaluation; None: the engine's, the statistics of
+        :meth:`document` (:class:`~extract_mlflow.evaluation.families.FamilyState`)."""
+        ...
+
+    def markdown(self, summary: Any) -> list[str]:
+        """Its section of the markdown report."""
+        ...
+
+    def table(self, summary: Any) -> list[str]:
+        """Its lines of the terminal table."""
         ...
 
 
@@ -121,6 +242,27 @@ class FamilySummary:
                     if v.value is not None:
                         out[slice_key(name, attribute, s.label)] = v.value
         return out
+
+    def frame_columns(self, start: int, stop: int) -> dict[str, Any]:
+        """The per-document statistics of the rows [`start`, `stop`) (gold order) as the
+        counts frame's ``<family>/<metric>_num`` and ``_den`` columns (NaN where a document
+        lacks the metric), which the paired comparison of two runs resamples."""
+        import numpy as np
+
+        rows = np.asarray(self.rows, dtype=np.int64)
+        lo, hi = np.searchsorted(rows, [start, stop])
+        at = rows[lo:hi] - start
+        out: dict[str, Any] = {}
+        for metric, (num, den) in self.columns.items():
+            for part, values in (("_num", num), ("_den", den)):
+                full = np.full(stop - start, np.nan)
+                full[at] = values[lo:hi]
+                out[f"{self.name}/{metric}{part}"] = full
+        return out
+
+    def curves(self) -> dict[str, Curves]:
+        """None: a family of plain ratios plots no curves."""
+        return {}
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..core.keys import key_suffix
 from ..core.paths import lookup
 from .base import Statistics
+from .ratio import RatioFamily
 
 
 class TextAccuracyConfig(BaseModel):
@@ -78,7 +79,7 @@ def _region_text(doc: Mapping[str, Any] | None, section: TextAccuracyConfig) -> 
     return "\n".join(t for t in texts if isinstance(t, str))
 
 
-class TextAccuracy:
+class TextAccuracy(RatioFamily):
     """The family: CER and WER per target and over all targets."""
 
     name: str = "text_accuracy"

@@ -40,19 +40,22 @@ attributes — is computed by :mod:`extract_mlflow.evaluation.structure`.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..config import StructureConfig
 from ..core.counts import Counts
+from ..core.curves import Curves, MetricValue
 from ..core.keys import slice_key
 from ..core.paths import lookup
 from ..errors import InputError
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
 from .reading_order import parse_blocks, score_reading_order
+from .section import METRICS as METRICS  # listed here too, with the scorers
+from .section import StructureConfig
 from .table_text import parse_tables
 from .teds import TableScore, score_tables
 
@@ -65,21 +68,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-METRICS: tuple[str, ...] = (
-    "teds",
-    "teds_s",
-    "teds_normalized",
-    "teds_s_normalized",
-    "header_association",
-    "reading_order",
-    "kendall_tau",
-    "continuity",
-    "anls",
-    "anls_official",
-    "boundary_precision",
-    "boundary_recall",
-    "boundary_f1",
-)
 HIGHER_IS_BETTER: dict[str, bool] = dict.fromkeys(METRICS, True)
 
 
@@ -240,28 +228,6 @@ def document_note(doc_id: str, note: str) -> str:
 # -- a run's values -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class MetricValue:
-    """A headline metric: its value, bootstrap interval and how many documents carry it."""
-
-    value: float
-    ci_low: float
-    ci_high: float
-    documents: int
-    degenerate: bool = False
-    resamples: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "value": self.value,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "documents": self.documents,
-            "degenerate_interval": self.degenerate,
-            "resamples": self.resamples,
-        }
-
-
 # -- slices ---------------------------------------------------------------------------------
 
 
@@ -332,6 +298,7 @@ class StructureSummary:
     """The structure scores of a run: headline with intervals, slices, every document's values
     as columns, and the details of the first documents (:attr:`documents`)."""
 
+    name: ClassVar[str] = "structure"
     documents: list[DocumentStructure]
     """the first documents in gold order with their details (all of a small set)"""
     headline: dict[str, MetricValue]
@@ -365,6 +332,55 @@ class StructureSummary:
         """The slice attributes whose values are numbers (those a robustness curve suits)."""
         return [a for a, slices in self.slices.items() if slices and slices[0].x is not None]
 
+    def curves(self) -> dict[str, Curves]:
+        """Each numeric slice attribute's slices with the metrics they have (in the order of
+        :data:`METRICS`): the metric-against-attribute curves of a logged run."""
+        out = {}
+        for attribute in self.numeric_attributes:
+            slices = self.slices[attribute]
+            names = [n for n in METRICS if any(n in s.values for s in slices)]
+            title = f"Structure metrics by {attribute}"
+            out[attribute] = Curves(title, names, list(slices), self.config.confidence)
+        return out
+
+    def frame_columns(self, start: int, stop: int) -> dict[str, Any]:
+        """The structure values of the documents in rows [`start`, `stop`) (gold order), each
+        prefixed ``structure/``: the slice attributes (``attribute/<name>``; lists and objects
+        as JSON text), per metric its value, ``<metric>_num`` and ``<metric>_den`` (NaN where
+        the document lacks it), then reading-order coverage and continuity (when some
+        document has blocks)."""
+        import numpy as np
+
+        columns = self.columns
+        if columns is None:
+            raise ValueError("this structure summary keeps no columns")
+        n = stop - start
+        out: dict[str, Any] = {
+            f"attribute/{a}": [_scalar(v) for v in values[start:stop]]
+            for a, values in columns.attributes.items()
+        }
+
+        def spread(rows: Any, *values: Any) -> list[Any]:
+            lo, hi = np.searchsorted(rows, [start, stop])
+            at = rows[lo:hi] - start
+            filled = []
+            for v in values:
+                full = np.full(n, np.nan)
+                full[at] = v[lo:hi]
+                filled.append(full)
+            return filled
+
+        for name in METRICS:
+            m = columns.metrics.get(name)
+            num, den = spread(m.rows, m.num, m.den) if m is not None else (np.full(n, np.nan),) * 2
+            with np.errstate(invalid="ignore"):
+                out[name] = num / den
+            out[f"{name}_num"], out[f"{name}_den"] = num, den
+        if columns.reading is not None:
+            cover, cont = spread(*columns.reading)
+            out["reading_order_coverage"], out["cross_page_continuity"] = cover, cont
+        return {f"{self.name}/{k}": v for k, v in out.items()}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "documents": self.count,
@@ -383,3 +399,10 @@ class StructureSummary:
             ),
             "config": self.config.model_dump(mode="json"),
         }
+
+
+def _scalar(value: Any) -> Any:
+    """A frame-friendly attribute value: scalars kept, anything else as JSON text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

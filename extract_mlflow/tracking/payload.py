@@ -325,10 +325,12 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
     write_counts(report, out / "documents.parquet")
     (out / "config.toml").write_text(report.config.to_toml(), encoding="utf-8")
     copy_prompts(prompts, out / "prompts")
-    if report.structure is not None:  # a metric-vs-attribute curve per numeric slice attribute
-        for n, attribute in enumerate(report.structure.numeric_attributes):
+    n = 0  # a metric-vs-attribute curve per family and numeric slice attribute
+    for summary in report.families.values():
+        for attribute in summary.curves():
             name = "robustness.png" if n == 0 else f"robustness_{safe_name(attribute)}.png"
-            robustness_plot(report.structure, out / name, attribute)
+            robustness_plot(summary, out / name, attribute)
+            n += 1
     for attribute in report.config.structure.slice_by:  # field metrics by slice, with intervals
         slices = count_slices(report.documents, attribute, report.config.structure)
         if slices:

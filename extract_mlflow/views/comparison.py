@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ..comparison import Comparison, MetricRow
 from ..core.language import tr
-from ..core.text import fmt, safe_lines
+from ..core.text import capped, capped_lines, fmt, safe_lines
 from ..gate_checks import Tally
-from .sections import FIELDS_LISTED, capped, capped_lines, status_text
+from .sections import FIELDS_LISTED, status_text
 from .table import aligned
 
 LIST_LIMIT = 20  # ids shown per list in the markdown and table views

@@ -5,10 +5,10 @@ micro F1). Every human-readable string comes from the message catalogue."""
 from __future__ import annotations
 
 from ..core.language import tr
-from ..core.text import fmt, md_cell, safe_lines
+from ..core.text import capped, capped_lines, fmt, md_cell, safe_lines
 from ..diffing import Diff, FieldDelta
 from ..flips import Flip
-from .sections import FIELDS_LISTED, capped, capped_lines, status_text
+from .sections import FIELDS_LISTED, status_text
 from .table import aligned
 
 FIELDS_SHOWN = 6  # changed fields named per flipped document in the table and markdown

@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..core.language import tr
 from ..core.paths import document_leaves
-from ..core.text import compact, fmt, safe_lines
+from ..core.text import LISTED, compact, fmt, safe_lines
 from ..fields.scorer import MISSING, DocCounts, FieldScorer
 from ..io.loading import load_gold
-from .sections import LISTED
 
 if TYPE_CHECKING:
     from ..report import FieldResult, Report

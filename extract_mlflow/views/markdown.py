@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.language import tr
-from ..core.text import compact, escape_pipes, fmt, md_cell, safe_lines
-from .families import family_markdown
+from ..core.text import capped, capped_lines, compact, escape_pipes, fmt, md_cell, safe_lines
+from ..families import by_name
 from .sections import (
     FIELDS_LISTED,
     _field_row,
     canaries_line,
-    capped,
-    capped_lines,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -26,7 +24,6 @@ if TYPE_CHECKING:
     from ..fidelity.score import FidelitySummary
     from ..fidelity.values import ValueFidelity
     from ..report import Report
-    from ..structure.score import MetricValue, Slice, StructureSummary
 
 
 def _run_lines(report: Report) -> list[str]:
@@ -101,7 +98,7 @@ def _headline_lines(report: Report) -> list[str]:
 def report_markdown(report: Report) -> str:
     """The report as markdown (``summary.md``, a CI job summary): the headline scores, the
     pages, one row per field worst first with a few mistakes, the documents with the most
-    errors, the fidelity and structure sections, then the notes."""
+    errors, the fidelity section and each metric family's, then the notes."""
     lines = [
         *_headline_lines(report),
         *_layout_markdown(report),
@@ -145,10 +142,9 @@ def report_markdown(report: Report) -> str:
             )
     if report.fidelity is not None:
         lines += ["", *_fidelity_lines(report.fidelity)]
-    if report.structure is not None:
-        lines += ["", *_structure_lines(report.structure)]
-    for summary in report.families.values():
-        lines += ["", *family_markdown(summary)]
+    for name, summary in report.families.items():  # each metric family's own section
+        family = by_name(name)
+        lines += ["", *family.markdown(summary)] if family is not None else []
     notes = report_notes(report)
     if notes:
         lines += ["", tr("md.notes"), "", *[f"- {n}" for n in notes]]
@@ -282,54 +278,6 @@ def _canaries_markdown(summary: FidelitySummary) -> list[str]:
 def _notes_markdown(summary: FidelitySummary) -> list[str]:
     notes = fidelity_notes(summary)
     return ["", tr("md.fid_notes"), "", *[f"- {n}" for n in notes]] if notes else []
-
-
-def _headline_table(headline: Mapping[str, MetricValue]) -> list[str]:
-    if not headline:
-        return [tr("md.no_structure")]
-    lines = [tr("md.structure_head"), "|---|---:|---|---:|"]
-    for name, m in headline.items():
-        ci = f"{fmt(m.ci_low)}–{fmt(m.ci_high)}" + (tr("md.degenerate") if m.degenerate else "")
-        lines.append(f"| {name} | {fmt(m.value)} | {ci} | {m.documents} |")
-    return lines
-
-
-def _slice_table(attribute: str, slices: Sequence[Slice]) -> list[str]:
-    from ..structure.score import METRICS  # here: the structure scorers load only for structure
-
-    names = [n for n in METRICS if any(n in s.values for s in slices)]
-    cell = escape_pipes(attribute)
-    lines = [f"| {cell} | {tr('md.documents_col')} | " + " | ".join(names) + " |"]
-    lines.append("|---|---:|" + "---:|" * len(names))
-    shown, more = capped(slices)
-    for s in shown:
-        values = " | ".join(_with_interval(s.values, n) for n in names)
-        label = escape_pipes(s.label)
-        lines.append(f"| {label} | {s.documents} | {values} |")
-    return lines + (["", more] if more else [])
-
-
-def _with_interval(values: Mapping[str, float], name: str) -> str:
-    """``0.625 (0.500–0.750)``: a slice's value with its bootstrap interval; ``n/a`` without."""
-    if name not in values:
-        return fmt(None)
-    low, high = values[f"{name}_ci_low"], values[f"{name}_ci_high"]
-    return f"{fmt(values[name])} ({fmt(low)}–{fmt(high)})"
-
-
-def structure_markdown(summary: StructureSummary) -> str:
-    """The "Document structure" section of ``summary.md``."""
-    return safe_lines(_structure_lines(summary))
-
-
-def _structure_lines(summary: StructureSummary) -> list[str]:
-    lines = [tr("md.structure"), "", *_headline_table(summary.headline)]
-    for attribute, slices in summary.slices.items():
-        lines += ["", tr("md.by", attribute=attribute), "", *_slice_table(attribute, slices)]
-    if summary.notes:
-        notes = capped_lines(summary.notes)
-        lines += ["", tr("md.structure_notes"), "", *(f"- {n}" for n in notes)]
-    return lines
 
 
 def markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:

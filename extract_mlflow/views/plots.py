@@ -1,5 +1,5 @@
-"""Every plot (matplotlib's object API, imported inside the functions): robustness of the
-structure metrics across a numeric slice attribute (with interval bands), scores and tokens per
+"""Every plot (matplotlib's object API, imported inside the functions): robustness of a metric
+family's metrics across a numeric slice attribute (with interval bands), scores and tokens per
 prompt iteration."""
 
 from __future__ import annotations
@@ -10,17 +10,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.curves import Curves
 from ..evaluation.slices import CountSlice
 from ..io.outputs import write_atomic
-from ..structure.score import METRICS, Slice, StructureSummary
 from .iterations import LABELS, SCORES, LoopRow, best_row, defined_columns
 
 
-def robustness_figure(slices: Sequence[Slice], attribute: str, confidence: float = 0.95) -> Any:
-    """A matplotlib Figure of every metric over the slices of a numeric attribute (x: value or
-    bin mean): a line per metric, and its bootstrap interval as a band of the line's colour."""
+def robustness_figure(
+    slices: Sequence[Any],
+    attribute: str,
+    confidence: float = 0.95,
+    names: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Any:
+    """A matplotlib Figure of every metric (`names`; by default each the slices have) over the
+    slices of a numeric attribute (x: value or bin mean): a line per metric, and its bootstrap
+    interval as a band of the line's colour."""
+    if names is None:
+        found = (n for s in slices for n in s.values if "_ci_" not in n)
+        names = list(dict.fromkeys(found))
     fig, ax = _figure()
-    for name in METRICS:
+    for name in names:
         shown = [s for s in slices if name in s.values and s.x is not None]
         if not shown:
             continue
@@ -29,7 +39,7 @@ def robustness_figure(slices: Sequence[Slice], attribute: str, confidence: float
         low = [s.values[f"{name}_ci_low"] for s in shown]
         high = [s.values[f"{name}_ci_high"] for s in shown]
         ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
-    ax.set(xlabel=attribute, ylabel="score", title=f"Structure metrics by {attribute}")
+    ax.set(xlabel=attribute, ylabel="score", title=title or f"Metrics by {attribute}")
     ax.grid(alpha=0.3)
     ax.legend(
         loc="center left",
@@ -109,14 +119,18 @@ def plot_tokens(rows: Sequence[LoopRow], paths: Sequence[Path]) -> None:
     _save(fig, paths)
 
 
-def robustness_plot(summary: StructureSummary, path: str | Path, attribute: str) -> Path:
-    """A PNG of every structure metric against a numeric slice attribute (one line per metric,
-    its interval as a band)."""
-    if attribute not in summary.numeric_attributes:
+def robustness_plot(summary: Any, path: str | Path, attribute: str) -> Path:
+    """A PNG of a metric family's metrics against a numeric slice attribute (one line per
+    metric, its interval as a band): the summary's curves (its ``curves()``)."""
+    curves: Curves | None = summary.curves().get(attribute)
+    if curves is None:
         raise ValueError(f"'{attribute}' is not a numeric slice attribute of this summary")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _save(robustness_figure(summary.slices[attribute], attribute, summary.config.confidence), [out])
+    figure = robustness_figure(
+        curves.slices, attribute, curves.confidence, curves.names, curves.title
+    )
+    _save(figure, [out])
     return out
 
 

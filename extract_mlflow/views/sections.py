@@ -8,46 +8,19 @@ so a report stays readable, and small, whatever the inputs hold; the counts are 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from ..core.language import tr
 from ..core.messages import MESSAGES
-from ..core.text import fmt
+from ..core.text import LISTED, capped, capped_lines, fmt
 
 if TYPE_CHECKING:
     from ..fidelity.score import FidelityStats, FidelitySummary
     from ..report import DocumentResult, FieldResult, Report
 
 
-T = TypeVar("T")
-
-LISTED = 50
-"""entries shown of one listing (notes of a kind, pages, flipped documents, slices…)"""
 FIELDS_LISTED = 200
 """fields shown in a field table, worst first (with their mismatch examples)"""
-
-
-def capped(
-    items: Sequence[T], limit: int = LISTED, total: int | None = None
-) -> tuple[Sequence[T], str | None]:
-    """The first `limit` of `items`, and the line saying how many more there are (None when
-    none is left out). `total`: how many there are in all, when `items` are the first of them.
-
-    >>> capped([1, 2, 3], 2)
-    ([1, 2], '… 1 more not shown')
-    >>> capped([1, 2], 5, total=9)
-    ([1, 2], '… 7 more not shown')
-    """
-    shown = items[:limit] if len(items) > limit else items
-    more = (len(items) if total is None else total) - len(shown)
-    return shown, tr("list.more", n=more) if more > 0 else None
-
-
-def capped_lines(lines: Sequence[str], limit: int = LISTED, total: int | None = None) -> list[str]:
-    """`lines` cut to `limit`, the line saying how many more there are (of `total`) last."""
-    shown, more = capped(lines, limit, total)
-    return [*shown, *([more] if more else [])]
 
 
 def fields_by_f1(report: Report) -> list[FieldResult]:

@@ -1,21 +1,28 @@
-"""Plain-text tables for the terminal: the report, its fidelity and structure sections, and
+"""Plain-text tables for the terminal: the report, its fidelity and metric family sections, and
 the aligned rows every other terminal table is drawn with."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.language import tr
-from ..core.text import display_width, fmt, pad, safe_lines, terminal_safe, truncate
+from ..core.text import (
+    capped,
+    capped_lines,
+    display_width,
+    fmt,
+    pad,
+    safe_lines,
+    terminal_safe,
+    truncate,
+)
+from ..families import by_name
 from ..fields.scorer import CATEGORIES
-from .families import family_table
 from .sections import (
     FIELDS_LISTED,
     _field_row,
     canaries_line,
-    capped,
-    capped_lines,
     fidelity_fields_by_bleu,
     fidelity_notes,
     field_head,
@@ -43,10 +50,9 @@ def report_table(report: Report) -> str:
     out += _worst_lines(report)
     if report.fidelity is not None:
         out += ["", *_fidelity_lines(report.fidelity)]
-    if report.structure is not None:
-        out += ["", *_structure_lines(report.structure)]
-    for summary in report.families.values():
-        out += ["", *family_table(summary)]
+    for name, summary in report.families.items():  # each metric family's own lines
+        family = by_name(name)
+        out += ["", *family.table(summary)] if family is not None else []
     notes = report_notes(report)
     if notes:
         out += ["", *notes]
@@ -121,17 +127,6 @@ def _worst_lines(report: Report) -> list[str]:
         c = d.counts
         rows.append((d.id, status_text(d.status), str(c.fp), str(c.fn), fmt(c.f1)))
     return ["", *aligned(rows, left=2)]
-
-
-def _structure_lines(summary: Any) -> list[str]:
-    """Structure metrics with their 95% intervals, one per line."""
-    metrics = summary.metrics()
-    lines = [tr("table.structure")]
-    for name in sorted(k for k in metrics if "_ci_" not in k and "_by_" not in k):
-        low, high = metrics.get(f"{name}_ci_low"), metrics.get(f"{name}_ci_high")
-        interval = f"  [{fmt(low)}, {fmt(high)}]" if low is not None else ""
-        lines.append(f"  {name:<20} {fmt(metrics[name])}{interval}")
-    return lines
 
 
 def fidelity_table(summary: FidelitySummary) -> str:

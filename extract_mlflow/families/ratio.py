@@ -1,16 +1,37 @@
-"""Every view's section of a metric family (:mod:`extract_mlflow.families`), from its
-:class:`~extract_mlflow.families.FamilySummary` alone: the same section for every family."""
+"""A family of plain ratios (:class:`RatioFamily`): the defaults of every declaration beyond
+:meth:`~.base.Family.document`, and the section every view shows of its
+:class:`~.base.FamilySummary`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..core.language import tr
-from ..core.text import escape_pipes, fmt, md_cell
-from .sections import capped
+from ..core.text import capped, escape_pipes, fmt, md_cell
+from .base import FamilyPart, FamilySummary, FamilyValue
 
-if TYPE_CHECKING:
-    from ..families import FamilySummary, FamilyValue
+
+class RatioFamily:
+    """The base of a family of plain ratios: the engine keeps its statistics, it logs no
+    params of its own, has no top-level key in the JSON report, reads no gold key that would
+    otherwise be a field, and every view shows its section the same way."""
+
+    report_key: str | None = None
+
+    def keys(self, section: Any) -> tuple[str, ...]:
+        return ()
+
+    def params(self, section: Any, ran: bool) -> dict[str, str]:
+        return {}
+
+    def start(self, section: Any, slice_by: tuple[str, ...]) -> FamilyPart | None:
+        return None
+
+    def markdown(self, summary: FamilySummary) -> list[str]:
+        return family_markdown(summary)
+
+    def table(self, summary: FamilySummary) -> list[str]:
+        return family_table(summary)
 
 
 def _interval(v: FamilyValue) -> str:
