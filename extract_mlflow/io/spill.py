@@ -29,8 +29,12 @@ if TYPE_CHECKING:
 
 _WIDTH = 5
 _BUFFER_ENTRIES = 1 << 15  # entries buffered in a list (8 bytes a value: ~1.3 MB)
-_READ_ENTRIES = 1 << 20
+_READ_ENTRIES = 1 << 18  # entries read at once (int32, then int64 and masks: ~20 MB)
 _BLOCK_CELLS = 2_000_000
+# A block's frame holds Python objects per row (its id, its status) and is copied into Arrow:
+# a few hundred bytes a row, so rows are bounded too, not only cells (a narrow counts matrix,
+# such as five paths of wiki pages, would otherwise make 133,000-row blocks).
+_BLOCK_ROWS = 1 << 15
 
 
 @dataclass
@@ -151,7 +155,7 @@ class CountsSpill:
         `positions` (sorted): the matrix has 3 columns per path of `paths` (tp, fp, fn)."""
         columns = {p: i for i, p in enumerate(paths)}
         n, width = len(positions), 3 * len(paths)
-        rows = max(1, _BLOCK_CELLS // max(width, 1))
+        rows = max(1, min(_BLOCK_ROWS, _BLOCK_CELLS // max(width, 1)))
         for start in range(0, n, rows):
             stop = min(n, start + rows)
             block = np.zeros((stop - start, width), dtype=np.int64)
