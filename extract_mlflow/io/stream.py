@@ -37,10 +37,9 @@ import numpy as np
 
 from ..errors import InputError
 from .lines import (
-    MAX_LINE_BYTES,
-    RECOVER_CHARS,
     Oversized,
     iter_raw_lines,
+    line_at,
     read_gold,
     read_prediction,
 )
@@ -294,24 +293,7 @@ class _PredictionIndex:
     def _read(self, offset: int) -> tuple[str | None, dict[str, Any] | None, str | None]:
         if self.file is None:
             self.file = self.stream.pred_path.open("rb")
-        self.file.seek(offset)
-        raw: bytes | Oversized = self.file.readline(MAX_LINE_BYTES + 1)
-        assert isinstance(raw, bytes)
-        if offset == 0:
-            raw = raw.removeprefix(b"\xef\xbb\xbf")
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            raw = Oversized(raw[:RECOVER_CHARS], self._size(offset))
-        return read_prediction(raw, self.stream.id_key)
-
-    def _size(self, offset: int) -> int:
-        assert self.file is not None
-        self.file.seek(offset)
-        size = 0
-        while chunk := self.file.readline(1 << 20):
-            size += len(chunk) - chunk.endswith(b"\n")
-            if chunk.endswith(b"\n"):
-                break
-        return size
+        return read_prediction(line_at(self.file, offset), self.stream.id_key)
 
     def lookup(self, gold_id: str) -> tuple[dict[str, Any] | None, str | None]:
         """(document, failure) of the prediction line carrying `gold_id`; (None, None) if none."""
