@@ -506,7 +506,7 @@ def test_approvals_from_rows_is_the_pure_half(tmp_path: Path) -> None:
         ("bad.csv", "doc,field\na,b\n", "must name the columns id and path"),
         ("bad.csv", "id,path\n,vendor.name\n", "line 2: 'id' must be"),
         ("bad.jsonl", '{"id": "a", "path": "x"}\n{"id": "a"\n', "line 2: invalid JSON"),
-        ("bad.jsonl", "[1, 2]\n", "line 1: expected a JSON object"),
+        ("bad.jsonl", "[1, 2]\n", "line 1: not a JSON object .got array.; expected an object"),
         ("bad.jsonl", '{"id": "a", "path": ""}\n', "line 1: 'path' must be"),
         ("bad.jsonl", '{"id": "a", "path": "x", "note": 3}\n', "line 1: 'note' must be"),
     ],

@@ -178,7 +178,7 @@ def assert_same(got: Report, want: Report) -> None:
 def test_the_cases_cover_every_family() -> None:
     """The cases are worth merging: each family has something to merge in some case."""
     inv, papers, structure, synth_ = (expected(c) for c in sorted(ARGS))
-    assert inv.fidelity is not None and inv.fidelity.values and inv.fidelity.injection
+    assert inv.fidelity is not None and inv.fidelity.worst_values and inv.fidelity.injection
     assert inv.fidelity.approved and inv.fidelity.unused_approvals == [("inv-404", "total")]
     assert inv.fidelity.no_prediction and inv.parse_failures and inv.unknown_ids
     assert inv.fidelity.canaries is not None and inv.fidelity.canaries.obeyed

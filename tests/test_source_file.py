@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation.inputs import Extras, Inputs, content_digest
 from extract_mlflow.io import source_file
+from extract_mlflow.io.lines import line_at, read_source
 from extract_mlflow.io.source_file import SourceFile, SourceUse
 from extract_mlflow.io.sources import load_sources
 
@@ -188,3 +189,24 @@ def test_many_ids_in_code_point_order(tmp_path: Path) -> None:
     assert facts["unused_sources"] == tuple(want)  # nothing used: all unused, in file order
     facts = Inputs.extras_facts(Extras(sources=got), SourceUse(got).add(gold))
     assert (facts["sources_digest"], facts["unused_sources"]) == reference_facts(want, gold)
+
+
+def test_the_lines_are_read_by_the_line_codec(tmp_path: Path) -> None:
+    """One reader of JSONL lines (issue 27): a sources line gets the checks and the words of a
+    gold line, and a line read back by its offset is read as the scan read it."""
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y", "n": NaN}\n')
+    with pytest.raises(InputError, match="line 2: NaN is not a valid JSON value"):
+        SourceFile(path)
+    path.write_text('{"id": "a", "text": "x"}\n{"text": "y"}\n')
+    with pytest.raises(InputError, match="line 2: no 'id' key"):
+        SourceFile(path)
+    assert read_source(b'{"id": 3, "text": "t"}\n', "id", "text") == ("3", "t")
+    assert read_source(b'{"id": "a"}\n', "id", "text") == (
+        None,
+        "'text' must be a string, not null",
+    )
+    assert read_source(b"\xff\n", "id", "text") == (None, "not valid UTF-8 (byte 1 of the line)")
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "x"}\n' + b" " * 10 + b"\n")
+    with path.open("rb") as f:
+        assert line_at(f, 0) == line_at(f, 3) == b'{"id": "a", "text": "x"}\n'

@@ -147,7 +147,7 @@ def test_jsonl(tmp_path: Path) -> None:
     ("content", "message"),
     [
         ('{"id": "a", "text": "x"}\n{"id": "b", "text": \n', "line 2: invalid JSON"),
-        ('["a", "x"]\n', "line 1: expected an object"),
+        ('["a", "x"]\n', r'line 1: not a JSON object \(got array\); expected \{"id": \.\.\.'),
         ('{"id": "a"}\n', "line 1: 'text' must be a string"),
         ('{"id": true, "text": "x"}\n', "line 1: 'id' must be a string or an integer"),
         ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', "line 2: a second source"),

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from extract_mlflow.fields import units
 from extract_mlflow.fields.units import (
     MEASUREMENT_UNITS,
     _registry,
@@ -385,3 +386,18 @@ def test_every_measurement_reads_in_pint(
         q = parse_quantity(text)
         assert q is not None
         assert _registry().Quantity(q[0], q[1]).to(q[1]).magnitude == pytest.approx(q[0])
+
+
+def test_pint_forgets_what_it_parsed_past_a_bound() -> None:
+    """pint keeps every unit string it parsed; a source gives endless new ones ("ZN-76150", a
+    product code after a number, reads as zettanewton⁻⁷⁶¹⁵⁰). Its caches go back to their
+    built state past the bound, and the answers stay the same."""
+    codes = [f"ZN^-{n}" for n in range(units.PINT_PARSED + 50)]
+    before = [units.unit_map(c, f"({c})") for c in codes[:5]]
+    for c in codes:
+        units.unit_map(c, f"({c})")
+    units.unit_map("kg", "g")  # a miss after the bound: the caches are reset
+    assert len(units._built()[0]._cache.parse_unit) <= units.PINT_PARSED
+    units.unit_map.cache_clear()
+    assert [units.unit_map(c, f"({c})") for c in codes[:5]] == before
+    assert units.unit_map("kg", "g") == (1000.0, 0.0)

@@ -14,145 +14,51 @@ Per extracted value (the *predicted* values are the ones that must be faithful):
   of fewer than 4 tokens has no p4 and is never flagged as a paraphrase);
 - extra n-grams (the value's n-grams absent from the source), the best-matching source span
   and its missing n-grams (:mod:`extract_mlflow.fidelity.grounding`), and whether the value is
-  grounded.
+  grounded (:mod:`extract_mlflow.fidelity.check` selects and checks a document's values).
 
 Aggregates (:class:`FidelitySummary`) come from summed statistics: pooled p_n = Σ matched /
 Σ n-grams per order; the corpus BLEU proxy is the mean of the values' defined BLEU proxies;
 groundedness = grounded / checked. Reviewer approvals
 (:mod:`extract_mlflow.fidelity.approvals`) clear a value's flags, keep its scores, and list it
 as approved.
+
+An evaluation keeps no value once its document is checked (:class:`FidelityAccumulator`): it
+folds each into its field's counts and its BLEU proxy into a compact sequence
+(:mod:`extract_mlflow.fidelity.sums`), and keeps only the values the outputs list (the worst
+``worst`` ones and the approved ones) and the documents the notes name; its memory grows by a
+few bytes per value. :func:`score_fidelity` (sets held in memory) keeps every value as well.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from .._version import __version__
 from ..config import Config, FidelityConfig
 from ..core.keys import field_key
-from ..core.paths import document_leaves
 from ..core.runtime import gc_paused
-from ..fields.normalize import TYPE_ERROR, Comparator, Comparators, as_text
+from ..fields.normalize import Comparators
 from ..fields.scorer import META_KEYS
 from .approvals import Approvals, approve
 from .canaries import Canary, CanaryTally, check
-from .grounding import SourceNumbers
+from .check import Selector, SourceDocument, check_document, glob_regex
 from .injection import Finding, scan
-from .tokens import MAX_ORDER, TOKENIZER_SIGNATURE, SourceIndex, normalize
-from .values import (
-    BANDS,
-    FLAGS,
-    GOOD,
-    ORDERS,
-    SOMEWHAT,
-    NgramCounts,
-    ValueFidelity,
-    check_text,
-)
+from .sums import BleuSequence, Smallest
+from .tokens import MAX_ORDER, TOKENIZER_SIGNATURE
+from .values import BANDS, FLAGS, GOOD, ORDERS, SOMEWHAT, NgramCounts, ValueFidelity
 
-GROUNDING_TYPES = ("text", "id", "number", "quantity")
-"""Field types whose values are grounded by default (dates, booleans, enums and ratios are
-written in too many ways to look up verbatim)."""
-
-
-# -- config --------------------------------------------------------------------------------
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A field-path glob as a regex: ``**`` any text, ``*`` any text without a dot.
-
-    >>> bool(glob_regex("line_items[].*").match("line_items[].qty"))
-    True
-    """
-    parts = re.split(r"(\*\*|\*)", pattern)
-    rx = "".join(".*" if p == "**" else "[^.]*" if p == "*" else re.escape(p) for p in parts)
-    return re.compile(rx + r"\Z")
-
-
-# -- documents -----------------------------------------------------------------------------
-class _Document:
-    """One source, indexed on first use: tokens for text values, numbers for numeric ones."""
-
-    def __init__(self, text: str, casefold: bool) -> None:
-        self.raw = text
-        self.casefold = casefold
-
-    @cached_property
-    def index(self) -> SourceIndex:
-        return SourceIndex(self.raw, self.casefold)
-
-    @cached_property
-    def nfkc(self) -> str:
-        """The NFKC text, case kept (numbers, units and injection patterns are read here)."""
-        return normalize(self.raw) if self.casefold else self.index.text
-
-    @cached_property
-    def numbers(self) -> SourceNumbers:
-        return SourceNumbers(self.nfkc)
-
-
-class _Selector:
-    """Which leaves are n-gram scored and which are grounded."""
-
-    def __init__(self, config: FidelityConfig) -> None:
-        self._fields = _compile(config.fields)
-        self._ground = _compile(config.grounding_fields)
-        self._exclude = _compile(config.exclude) or []
-
-    def choose(self, path: str, type_: str, ignored: bool) -> tuple[bool, bool]:
-        """(n-gram scored, grounded) for a leaf."""
-        if any(rx.match(path) for rx in self._exclude):
-            return False, False
-        return (
-            _selected(self._fields, path, not ignored and type_ == "text"),
-            _selected(self._ground, path, not ignored and type_ in GROUNDING_TYPES),
-        )
-
-
-def _compile(patterns: Sequence[str] | None) -> list[re.Pattern[str]] | None:
-    return None if patterns is None else [glob_regex(p) for p in patterns]
-
-
-def _selected(patterns: list[re.Pattern[str]] | None, path: str, default: bool) -> bool:
-    return default if patterns is None else any(rx.match(path) for rx in patterns)
-
-
-def _gold_samples(doc: Mapping[str, Any], skip: Collection[str]) -> dict[str, Any]:
-    """The first present gold value at each path (to read the field's type from)."""
-    samples: dict[str, Any] = {}
-    for leaf in document_leaves(doc, skip):
-        samples.setdefault(leaf.path, leaf.value)
-    return samples
-
-
-def _check_leaf(
-    raw: Any, comp: Comparator, doc: _Document, config: FidelityConfig, want: tuple[bool, bool]
-) -> ValueFidelity:
-    score_ngrams, ground = want
-    if ground and comp.type in ("number", "quantity"):
-        canon = comp.canon(raw)
-        if canon is not TYPE_ERROR:
-            out = _check_text_of(raw, doc, config, score_ngrams, False)
-            if comp.type == "quantity":
-                out.grounded = doc.numbers.has_quantity(canon[0], canon[1], comp)
-            else:
-                out.grounded = doc.numbers.has_number(canon, comp)
-            out.grounding = "value" if out.grounded else "not_found"
-            return out
-    return _check_text_of(raw, doc, config, score_ngrams, ground)
-
-
-def _check_text_of(
-    raw: Any, doc: _Document, config: FidelityConfig, score_ngrams: bool, ground: bool
-) -> ValueFidelity:
-    if not score_ngrams and not ground:
-        return ValueFidelity("", "", raw, "")
-    text = as_text(raw) or ""
-    out = check_text(text, doc.index, config, score_ngrams=score_ngrams, ground=ground)
-    out.value = raw
-    return out
+__all__ = [
+    "DocumentFidelity",
+    "FidelityAccumulator",
+    "FidelityStats",
+    "FidelitySummary",
+    "FidelityTools",
+    "fidelity_signature",
+    "glob_regex",
+    "score_fidelity",
+]
 
 
 # -- aggregation ---------------------------------------------------------------------------
@@ -174,6 +80,7 @@ class FidelityStats:
     approved: int = 0
 
     def add(self, v: ValueFidelity) -> None:
+        """Count one value in (its BLEU proxy is summed apart: :class:`BleuSequence`)."""
         self.approved += v.approved
         if v.grounded is not None:
             self.checked += 1
@@ -185,13 +92,27 @@ class FidelityStats:
         for i in range(MAX_ORDER):
             self.matched[i] += v.ngram.matched[i]
             self.total[i] += v.ngram.total[i]
-        if v.bleu_proxy is not None:
-            self.bleu_sum += v.bleu_proxy
-            self.bleu_count += 1
+        self.bleu_count += v.bleu_proxy is not None
         if v.band is not None:
             self.bands[v.band] += 1
         for f in v.flags:
             self.flags[f] += 1
+
+    def merge(self, other: FidelityStats) -> None:
+        """Add `other`'s statistics to these."""
+        self.values += other.values
+        self.empty += other.empty
+        self.bleu_sum += other.bleu_sum
+        self.bleu_count += other.bleu_count
+        for i in range(MAX_ORDER):
+            self.matched[i] += other.matched[i]
+            self.total[i] += other.total[i]
+        for mine, theirs in ((self.bands, other.bands), (self.flags, other.flags)):
+            for key, n in theirs.items():
+                mine[key] += n
+        self.checked += other.checked
+        self.grounded += other.grounded
+        self.approved += other.approved
 
     @property
     def bleu_proxy(self) -> float | None:
@@ -232,14 +153,17 @@ class FidelityStats:
 
 @dataclass
 class FidelitySummary:
-    """The fidelity of a prediction set against its sources: every value, per-field and overall
-    statistics, and what could not be checked."""
+    """The fidelity of a prediction set against its sources: per-field and overall statistics,
+    the values worth a look and the approved ones, and what could not be checked."""
 
-    values: list[ValueFidelity]
     overall: FidelityStats
     fields: dict[str, FidelityStats]
     config: FidelityConfig
     documents: int = 0
+    worst_values: list[ValueFidelity] = field(default_factory=list)
+    """values worth a look, worst first (at most ``config.worst``): :meth:`worst`"""
+    approved: list[ValueFidelity] = field(default_factory=list)
+    """values a reviewer approved, in gold order"""
     unchecked: list[str] = field(default_factory=list)
     """gold documents with no source (nothing checked)"""
     no_prediction: list[str] = field(default_factory=list)
@@ -251,6 +175,9 @@ class FidelitySummary:
     injection: dict[str, list[Finding]] = field(default_factory=dict)
     canaries: CanaryTally | None = None
     """prompt-injection canaries (None: none given)"""
+    values: list[ValueFidelity] = field(default_factory=list)
+    """every checked value in gold order: kept by :func:`score_fidelity` only (an evaluation
+    keeps the statistics, the worst values and the approved ones)"""
 
     def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
         """The metric keys: bleu_proxy, ngram_p1..ngram_p4, groundedness, hallucination_rate,
@@ -269,25 +196,16 @@ class FidelitySummary:
 
     def worst(self, n: int | None = None) -> list[ValueFidelity]:
         """Values worth a look (flagged, below EXCELLENT or not grounded; approved ones
-        excluded), worst first: lowest BLEU proxy, then not grounded."""
-        notable = [
-            v
-            for v in self.values
-            if not v.approved and (v.flags or v.grounded is False or v.band in (GOOD, SOMEWHAT))
-        ]
-        notable.sort(key=_badness)
-        return notable[: self.config.worst if n is None else n]
-
-    @property
-    def approved(self) -> list[ValueFidelity]:
-        return [v for v in self.values if v.approved]
+        excluded), worst first: lowest BLEU proxy, then not grounded; the first `n` (at most
+        ``config.worst``, all that is kept)."""
+        return self.worst_values[: self.config.worst if n is None else n]
 
     def signature(self) -> str:
         return fidelity_signature(self.config)
 
     def to_dict(self, all_values: bool = False) -> dict[str, Any]:
         """JSON-ready: statistics, the worst values, approvals, what was not checked (every
-        value too with `all_values`)."""
+        value too with `all_values`, when kept)."""
         out: dict[str, Any] = {
             "signature": self.signature(),
             "documents": self.documents,
@@ -310,6 +228,12 @@ class FidelitySummary:
         return out
 
 
+def _notable(v: ValueFidelity) -> bool:
+    """Whether a value is worth a look: flagged, below EXCELLENT or not grounded (and not
+    approved)."""
+    return not v.approved and bool(v.flags or v.grounded is False or v.band in (GOOD, SOMEWHAT))
+
+
 def _badness(v: ValueFidelity) -> tuple[float, bool, int, str, str]:
     score = v.bleu_proxy if v.bleu_proxy is not None else (0.0 if v.grounded is False else 1.0)
     return (score, v.grounded is not False, -len(v.flags), v.doc_id, v.path)
@@ -318,11 +242,11 @@ def _badness(v: ValueFidelity) -> tuple[float, bool, int, str, str]:
 # -- accumulation ----------------------------------------------------------------------------
 @dataclass
 class DocumentFidelity:
-    """One gold document's fidelity record: its checked values and what its source showed."""
+    """What a gold document's source showed, kept when a note names it (no source, an empty
+    source, no prediction, injection findings, canaries); its values are folded, not kept."""
 
     position: int
     id: str
-    values: list[ValueFidelity] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     empty_source: bool = False
     unchecked: bool = False
@@ -331,33 +255,63 @@ class DocumentFidelity:
     canaries: tuple[str, ...] = ()  # the canaries its source carries
     obeyed: tuple[str, ...] = ()  # those its prediction obeys
 
+    @property
+    def noted(self) -> bool:
+        return bool(
+            self.unchecked
+            or self.empty_source
+            or self.no_prediction
+            or self.findings
+            or self.canaries
+            or self.obeyed
+        )
+
 
 @dataclass
 class FidelityTools:
     """What checking a document needs beyond the config (rebuilt, never merged)."""
 
     comparators: Comparators
-    selector: _Selector
+    selector: Selector
     skip: frozenset[str]
+
+
+WorstKey = tuple[tuple[float, bool, int, str, str], int, int]
+"""a value's badness, then its document's position and its place there (ties in gold order)"""
 
 
 @dataclass
 class FidelityAccumulator:
-    """Text fidelity as mergeable statistics: one record per gold document (:meth:`update`),
-    the approvals used (a union); :meth:`result` replays the records in gold order, so the
-    float sums are those of one pass whatever the partition."""
+    """Text fidelity as mergeable statistics (:meth:`update` per gold document): per field the
+    summed counts and where it first occurs, the BLEU proxies in gold order
+    (:class:`~extract_mlflow.fidelity.sums.BleuSequence`), the ``worst`` worst values, the
+    approved ones (every value with `keep_values`), the documents the notes name and the
+    approvals used (a union). Any partition merges to the statistics of one pass: the float
+    sums are replayed in gold order by :meth:`result`."""
 
     config: FidelityConfig
     approvals: Approvals | None = None
     canaries: tuple[Canary, ...] = ()
-    records: list[DocumentFidelity] = field(default_factory=list)
+    keep_values: bool = False
+    documents: int = 0
+    stats: dict[str, FidelityStats] = field(default_factory=dict)
+    first: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """field path -> (position, place) of its first value"""
+    bleu: BleuSequence = field(default_factory=BleuSequence)
+    worst: Smallest[WorstKey, ValueFidelity] = field(init=False)
+    kept: list[tuple[int, int, ValueFidelity]] = field(default_factory=list)
+    """(position, place, value) of the approved values (every value with `keep_values`)"""
+    noted: list[DocumentFidelity] = field(default_factory=list)
     used: set[tuple[str, str]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.worst = Smallest(self.config.worst)
 
     def tools(
         self, comparators: Comparators, id_key: str, skip_keys: Collection[str]
     ) -> FidelityTools:
         return FidelityTools(
-            comparators, _Selector(self.config), frozenset({id_key, *META_KEYS, *skip_keys})
+            comparators, Selector(self.config), frozenset({id_key, *META_KEYS, *skip_keys})
         )
 
     def update(
@@ -368,15 +322,28 @@ class FidelityAccumulator:
         pred: Mapping[str, Any] | None,
         source: str | None,
         tools: FidelityTools,
-    ) -> DocumentFidelity:
-        """Check one gold document's predicted values against its source (None: unchecked)."""
-        cfg = self.config
+    ) -> None:
+        """Check one gold document's predicted values against its source (None: unchecked)
+        and fold them in."""
+        self.documents += 1
         rec = DocumentFidelity(position, doc_id)
-        self.records.append(rec)
         if source is None:
             rec.unchecked = True
-            return rec
-        doc = _Document(source, cfg.casefold)
+        else:
+            self._fold(position, self._check(rec, gold, pred, source, tools))
+        if rec.noted:
+            self.noted.append(rec)
+
+    def _check(
+        self,
+        rec: DocumentFidelity,
+        gold: Mapping[str, Any],
+        pred: Mapping[str, Any] | None,
+        source: str,
+        tools: FidelityTools,
+    ) -> list[ValueFidelity]:
+        cfg = self.config
+        doc = SourceDocument(source, cfg.casefold)
         rec.empty_source = not doc.raw.strip()
         if cfg.scan_injection:
             rec.findings = scan(doc.nfkc, doc.index.folded_vocabulary)
@@ -384,30 +351,73 @@ class FidelityAccumulator:
             rec.canaries, rec.obeyed = check(self.canaries, doc.raw, pred, tools.skip)
         if pred is None:
             rec.no_prediction = True
-            return rec
-        values = _check_document(
-            doc_id, gold, pred, doc, cfg, tools.comparators, tools.selector, tools.skip
+            return []
+        return list(
+            check_document(
+                rec.id, gold, pred, doc, cfg, tools.comparators, tools.selector, tools.skip
+            )
         )
-        for v in values:
+
+    def _fold(self, position: int, values: Sequence[ValueFidelity]) -> None:
+        """One document's values into the statistics (approvals applied first)."""
+        proxies = []
+        for place, v in enumerate(values):
             approve(v, self.approvals or {}, self.used)
-            rec.values.append(v)
-        return rec
+            stats = self.stats.get(v.path)
+            if stats is None:
+                stats = self.stats[v.path] = FidelityStats()
+            at = (position, place)
+            if at < self.first.setdefault(v.path, at):
+                self.first[v.path] = at
+            stats.add(v)
+            if v.bleu_proxy is not None:
+                proxies.append((v.path, v.bleu_proxy))
+            if v.approved or self.keep_values:
+                self.kept.append((position, place, v))
+            if _notable(v):
+                self.worst.offer((_badness(v), position, place), v)
+        self.bleu.add(position, proxies)
 
     def merge(self, other: FidelityAccumulator) -> None:
-        """Add `other`'s records (same config and approvals) to these."""
-        theirs = (other.config, other.approvals, other.canaries)
-        if theirs != (self.config, self.approvals, self.canaries):
+        """Add `other`'s documents (same setup, other positions) to these."""
+        theirs = (other.config, other.approvals, other.canaries, other.keep_values)
+        if theirs != (self.config, self.approvals, self.canaries, self.keep_values):
             raise ValueError("cannot merge fidelity scored with another setup")
-        self.records.extend(other.records)
+        self.documents += other.documents
+        for path, stats in other.stats.items():
+            self.stats.setdefault(path, FidelityStats()).merge(stats)
+        for path, at in other.first.items():
+            self.first[path] = min(at, self.first.get(path, at))
+        self.bleu.merge(other.bleu)
+        self.worst.merge(other.worst)
+        self.kept.extend(other.kept)
+        self.noted.extend(other.noted)
         self.used |= other.used
 
     def result(self, unused_sources: list[str]) -> FidelitySummary:
-        """The summary: the records in gold order (`unused_sources`: source ids not in gold)."""
-        summary = FidelitySummary([], FidelityStats(), {}, self.config, len(self.records))
+        """The summary, in gold order (`unused_sources`: source ids not in gold)."""
+        summary = FidelitySummary(FidelityStats(), {}, self.config, self.documents)
         summary.unused_sources = list(unused_sources)
+        total, per_field = self.bleu.sums()
+        for path in sorted(self.stats, key=self.first.__getitem__):
+            stats = summary.fields[path] = FidelityStats()
+            stats.merge(self.stats[path])
+            stats.bleu_sum = per_field.get(path, 0.0)
+            summary.overall.merge(stats)
+        summary.overall.bleu_sum = total
+        summary.worst_values = self.worst.values()
+        kept = [v for _, _, v in sorted(self.kept, key=lambda k: k[:2])]
+        summary.approved = [v for v in kept if v.approved]
+        summary.values = kept if self.keep_values else []
+        self._notes(summary)
+        summary.unused_approvals = sorted(set(self.approvals or {}) - self.used)
+        return summary
+
+    def _notes(self, summary: FidelitySummary) -> None:
+        """The documents the notes name, in gold order."""
         if self.canaries:
             summary.canaries = CanaryTally([c.text for c in self.canaries])
-        for rec in sorted(self.records, key=lambda r: r.position):
+        for rec in sorted(self.noted, key=lambda r: r.position):
             if rec.unchecked:
                 summary.unchecked.append(rec.id)
                 continue
@@ -419,13 +429,6 @@ class FidelityAccumulator:
                 summary.canaries.add(rec.id, rec.canaries, rec.obeyed)
             if rec.no_prediction:
                 summary.no_prediction.append(rec.id)
-                continue
-            for v in rec.values:
-                summary.values.append(v)
-                summary.overall.add(v)
-                summary.fields.setdefault(v.path, FidelityStats()).add(v)
-        summary.unused_approvals = sorted(set(self.approvals or {}) - self.used)
-        return summary
 
 
 # -- entry point ---------------------------------------------------------------------------
@@ -440,50 +443,19 @@ def score_fidelity(
     approvals: Approvals | None = None,
     skip_keys: Collection[str] = (),
 ) -> FidelitySummary:
-    """Check every selected predicted value of the gold documents against its source.
+    """Check every selected predicted value of the gold documents against its source (every
+    value is kept: :attr:`FidelitySummary.values`).
 
     `comparators` gives each field its type and tolerance (from the main config). A document
     without a source is listed as unchecked; a prediction for an id not in gold is not checked.
     `skip_keys` are top-level keys never checked besides `id_key` (e.g. the source key).
     """
-    acc = FidelityAccumulator(config or FidelityConfig(), approvals)
+    acc = FidelityAccumulator(config or FidelityConfig(), approvals, keep_values=True)
     tools = acc.tools(comparators or Comparators(Config(id_key=id_key)), id_key, skip_keys)
     with gc_paused():
         for position, (doc_id, gold) in enumerate(gold_docs.items()):
             acc.update(position, doc_id, gold, pred_docs.get(doc_id), sources.get(doc_id), tools)
     return acc.result([i for i in sources if i not in gold_docs])
-
-
-def _is_ignored(comps: Comparators, path: str) -> bool:
-    """Whether the main config says ``ignore = true`` for `path` (read from the rule that its
-    comparator carries; an unconfigured path has the default rule)."""
-    return comps.for_leaf(path, None).rule.ignore
-
-
-def _check_document(
-    doc_id: str,
-    gold: Mapping[str, Any],
-    pred: Mapping[str, Any],
-    doc: _Document,
-    cfg: FidelityConfig,
-    comps: Comparators,
-    selector: _Selector,
-    skip: Collection[str],
-) -> Iterator[ValueFidelity]:
-    samples = _gold_samples(gold, skip)
-    leaves = document_leaves(
-        pred, skip, keep_blank=True, ignored=lambda p: _is_ignored(comps, p), prune=False
-    )
-    for path, raw, ignored in leaves:
-        if isinstance(raw, bool):
-            continue
-        comp = comps.for_leaf(path, samples.get(path, raw))
-        want = selector.choose(path, comp.type, ignored)
-        if not any(want):
-            continue
-        v = _check_leaf(raw, comp, doc, cfg, want)
-        v.doc_id, v.path, v.type = doc_id, path, comp.type
-        yield v
 
 
 def fidelity_signature(config: FidelityConfig) -> str:

@@ -68,11 +68,34 @@ _ISO_DURATION = re.compile(
 )
 
 
+PINT_PARSED = 4096
+"""How many unit strings pint may keep parsed before its caches are reset. Its registry keeps
+every string it was given (and the units it made of them) in dicts without bound, and a source
+text gives new ones without end: "1153.22\nZN-76150" is 1153.22 zettanewton⁻⁷⁶¹⁵⁰, one more
+entry per product code (~1.4 KB a document on synth.py's invoices)."""
+
+_PINT_CACHES = ("root_units", "dimensionality", "parse_unit", "conversion_factor")
+
+
 @cache
-def _registry() -> Any:
+def _built() -> tuple[Any, dict[str, dict[Any, Any]]]:
+    """pint's registry and what its caches held once it was built."""
     import pint  # lazy: building the registry is the expensive part
 
-    return pint.UnitRegistry()
+    ureg: Any = pint.UnitRegistry()
+    return ureg, {name: dict(getattr(ureg._cache, name)) for name in _PINT_CACHES}
+
+
+def _registry() -> Any:
+    """pint's registry, its caches reset to what they held once it was built when they hold
+    over :data:`PINT_PARSED` strings: they only memoise, so no answer changes."""
+    ureg, built = _built()
+    if len(ureg._cache.parse_unit) > PINT_PARSED:
+        for name, held in built.items():
+            mine = getattr(ureg._cache, name)  # emptied in place: a context's view shares it
+            mine.clear()
+            mine.update(held)
+    return ureg
 
 
 @lru_cache(maxsize=4096)

@@ -1,7 +1,8 @@
 """The line codec: one JSONL line of gold or of predictions read into a document, with the
 checks and the words of every error, for every reader of the package (loading a file, the
-joined stream, the workers' byte ranges, Spark's tasks). Also the reading of a file's raw lines
-(:class:`RawLines`: a byte order mark, over-long lines, line numbers and offsets).
+joined stream, the workers' byte ranges, Spark's tasks, the sources and approvals files). Also
+the reading of a file's raw lines (:class:`RawLines`: a byte order mark, over-long lines, line
+numbers and offsets) and of one line at its offset (:func:`line_at`).
 
 Parsing has a fast path and a checked path with one outcome. A line is first given to orjson
 (several times faster than the json module with the hooks the checks need); it is taken only
@@ -15,7 +16,8 @@ the depth limit, so that the checked path names it).
 :func:`read_gold` and :func:`read_prediction` say what a line is: (id, document, None) for a
 usable line, else what is wrong with it (for a gold line, a defect of the file; for a prediction
 line, a parse failure of its id when the id can be recovered from the text, else an
-unattributed line).
+unattributed line). :func:`read_object` reads any other JSONL line (a reviewer's approval) and
+:func:`read_source` a line of a sources file (an id and a text).
 """
 
 from __future__ import annotations
@@ -44,6 +46,18 @@ MAX_DEPTH = 64
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 UTF8_BOM = b"\xef\xbb\xbf"
 RECOVER_CHARS = 65536  # how much of a broken prediction line is searched for its id
+
+
+class _NoHash:
+    """A hasher that keeps nothing (for a file whose bytes no digest covers)."""
+
+    __slots__ = ()
+
+    def update(self, data: bytes) -> None:
+        pass
+
+
+NO_HASH = _NoHash()
 
 
 class _LineError(Exception):
@@ -159,7 +173,7 @@ def _json_kind(value: Any) -> str:
 
 
 def iter_raw_lines(
-    path: Path, hasher: Any, offset: int = 0, lineno: int = 0, stop: int | None = None
+    path: Path, hasher: Any = NO_HASH, offset: int = 0, lineno: int = 0, stop: int | None = None
 ) -> Iterator[tuple[int, int, bytes | Oversized]]:
     """(line number, byte offset of the line, raw line) for non-blank lines, every byte read
     fed to `hasher`; an Oversized for a line over the limit. The UTF-8 BOM of line 1 is
@@ -189,7 +203,12 @@ class RawLines:
     __slots__ = ("end", "hasher", "lineno", "path", "stop")
 
     def __init__(
-        self, path: Path, hasher: Any, offset: int = 0, lineno: int = 0, stop: int | None = None
+        self,
+        path: Path,
+        hasher: Any = NO_HASH,
+        offset: int = 0,
+        lineno: int = 0,
+        stop: int | None = None,
     ) -> None:
         self.path, self.hasher, self.end, self.lineno = path, hasher, offset, lineno
         self.stop = stop
@@ -227,6 +246,24 @@ class RawLines:
                     yield lineno, start, raw
 
 
+def line_at(f: IO[bytes], offset: int) -> bytes | Oversized:
+    """The line of an open file that starts at byte `offset` (as :class:`RawLines` gave its
+    offset, or 0 for the first line, whose UTF-8 BOM is then dropped): its bytes, or an
+    :class:`Oversized` for a line over the limit."""
+    f.seek(offset)
+    raw = f.readline(MAX_LINE_BYTES + 1)
+    if offset == 0:
+        raw = raw.removeprefix(UTF8_BOM)
+    if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+        return raw
+    size = len(raw)
+    while chunk := f.readline(1 << 20):
+        size += len(chunk) - chunk.endswith(b"\n")
+        if chunk.endswith(b"\n"):
+            break
+    return Oversized(raw[:RECOVER_CHARS], size)
+
+
 def _skip_rest(
     f: IO[bytes], hasher: Any, path: Path, lineno: int, offset: int, size: int
 ) -> tuple[int, int]:
@@ -249,24 +286,7 @@ def _skip_rest(
 def prediction_at(f: IO[bytes], offset: int, id_key: str) -> Read:
     """:func:`read_prediction` of the line of `f` that starts at byte `offset` (read back by
     an index of the prediction file), an over-long line as the reading in order gives it."""
-    f.seek(offset)
-    raw: bytes | Oversized = f.readline(MAX_LINE_BYTES + 1)
-    assert isinstance(raw, bytes)
-    if offset == 0:
-        raw = raw.removeprefix(UTF8_BOM)
-    if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-        raw = Oversized(raw[:RECOVER_CHARS], _line_size(f, offset))
-    return read_prediction(raw, id_key)
-
-
-def _line_size(f: IO[bytes], offset: int) -> int:
-    f.seek(offset)
-    size = 0
-    while chunk := f.readline(1 << 20):
-        size += len(chunk) - chunk.endswith(b"\n")
-        if chunk.endswith(b"\n"):
-            break
-    return size
+    return read_prediction(line_at(f, offset), id_key)
 
 
 def _decode(raw: bytes | Oversized) -> str:
@@ -351,6 +371,39 @@ def read_gold(raw: bytes | Oversized, id_key: str) -> Read:
         return _doc_id(doc, id_key), doc, None
     except _LineError as exc:
         return None, None, str(exc)
+
+
+def read_object(
+    raw: bytes | Oversized, expected: str | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Any JSONL line as (its object, None), or (None, what is wrong with it): the checks and
+    words of a gold line, without an id; JSON of another kind is said to be not an object
+    (and, given `expected`, what was: ``an object with id and path``)."""
+    try:
+        return _gold_object(raw), None
+    except _LineError as exc:
+        why = str(exc)
+        if expected is not None and why.startswith("not a JSON object"):
+            why += f"; expected {expected}"
+        return None, why
+
+
+def read_source(
+    raw: bytes | Oversized, id_key: str, text_key: str
+) -> tuple[str, str] | tuple[None, str]:
+    """A sources line's (id, text), or (None, what is wrong with it): a JSON object whose
+    `id_key` is a string or an integer and whose `text_key` is a string."""
+    obj, why = read_object(raw, f'{{"{id_key}": ..., "{text_key}": ...}}')
+    if obj is None:
+        return None, str(why)
+    try:
+        doc_id = _doc_id(obj, id_key)
+    except _LineError as exc:
+        return None, str(exc)
+    text = obj.get(text_key)
+    if not isinstance(text, str):
+        return None, f"'{text_key}' must be a string, not {_json_kind(text)}"
+    return doc_id, text
 
 
 def text_line(text: str | None, *, first: bool) -> bytes | Oversized | None:

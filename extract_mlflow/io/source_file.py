@@ -2,9 +2,10 @@
 (:class:`SourceUse`).
 
 A sources file can be far larger than what one document needs. :class:`SourceFile` reads it
-once at open, every line parsed and checked as loading it whole would (the same errors, in the
-same order), and keeps per line only a 64-bit hash of its id and its byte offset, in numpy
-arrays. A text is read when it is asked for: the hash is found by binary search, the line read
+once at open, every line parsed and checked by the line codec
+(:func:`~extract_mlflow.io.lines.read_source`: the first defect in file order is the error),
+and keeps per line only a 64-bit hash of its id and its byte offset, in numpy arrays. A text is
+read when it is asked for: the hash is found by binary search, the line read
 at its offset and parsed, and its id compared in full (two ids of one hash are told apart by
 reading each). The entries are numbered in the order of their ids (by code point, as
 ``sorted`` orders strings; their UTF-8 bytes compare in that order too), so that the texts a
@@ -14,7 +15,6 @@ pass used can be given in that order, one at a time, for the digest of a run's s
 from __future__ import annotations
 
 import hashlib
-import json
 from array import array
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -24,13 +24,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError
+from .lines import Oversized, RawLines, line_at, read_source
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["UTF16_BOMS", "SourceFile", "SourceUse", "source_line"]
-
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+__all__ = ["SourceFile", "SourceUse"]
 
 
 def _blake2b(doc_id: str) -> int:
@@ -86,8 +85,8 @@ class SourceFile(Mapping[str, str]):
 
     def _pairs(self) -> Iterator[tuple[str, str]]:
         """(id, text) of every line in file order: the file read through once."""
-        for _, offset, raw in _lines(self.path):
-            yield self._parse(offset, raw)
+        for _, _, raw in RawLines(self.path):
+            yield self._parse(raw)
 
     def find(self, doc_id: str) -> tuple[int, str] | None:
         """(entry, text) of `doc_id`, or None when the file has no line for it."""
@@ -114,14 +113,13 @@ class SourceFile(Mapping[str, str]):
     def _read(self, offset: int) -> tuple[str, str]:
         if self._file is None:
             self._file = self.path.open("rb")
-        self._file.seek(offset)
-        return self._parse(offset, self._file.readline())
+        return self._parse(line_at(self._file, offset))
 
-    def _parse(self, offset: int, raw: bytes) -> tuple[str, str]:
-        try:
-            return source_line(raw, self.id_key, self.text_key, first=offset == 0)
-        except ValueError:
-            raise InputError(f"{self.path}: the file changed since it was read") from None
+    def _parse(self, raw: bytes | Oversized) -> tuple[str, str]:
+        doc_id, text = read_source(raw, self.id_key, self.text_key)
+        if doc_id is None:
+            raise InputError(f"{self.path}: the file changed since it was read")
+        return doc_id, text
 
     def close(self) -> None:
         """Close the file the texts are read from (the next read opens it again)."""
@@ -152,40 +150,6 @@ class _Items(ItemsView[str, str]):
 # -- reading and checking the file --------------------------------------------------------------
 
 
-def _lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, byte offset, bytes) of every line that is not blank."""
-    try:
-        with path.open("rb") as f:
-            if f.read(2) in UTF16_BOMS:
-                raise InputError(f"{path}: file is UTF-16 encoded; save it as UTF-8")
-            f.seek(0)
-            offset = 0
-            for n, raw in enumerate(f, 1):
-                if raw.strip():
-                    yield n, offset, raw
-                offset += len(raw)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def source_line(raw: bytes, id_key: str, text_key: str, first: bool) -> tuple[str, str]:
-    """(id, text) of one line; a ValueError saying what is wrong with it."""
-    try:
-        obj = json.loads(raw.decode("utf-8-sig" if first else "utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not valid UTF-8 (byte {exc.start + 1})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON: {exc.msg}") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f'expected an object {{"{id_key}": ..., "{text_key}": ...}}')
-    doc_id, text = obj.get(id_key), obj.get(text_key)
-    if isinstance(doc_id, bool) or not isinstance(doc_id, str | int):
-        raise ValueError(f"'{id_key}' must be a string or an integer")
-    if not isinstance(text, str):
-        raise ValueError(f"'{text_key}' must be a string")
-    return str(doc_id), text
-
-
 class _Ids:
     """Ids one after another in one buffer (what sorting them needs, and no more)."""
 
@@ -211,12 +175,11 @@ def _scan(path: Path, id_key: str, text_key: str) -> tuple[npt.NDArray[Any], ...
     """The lines' offsets and id hashes (in file order) and the lines in id order; the
     InputError of the file's first defect."""
     offsets, hashes, ids = array("q"), array("Q"), _Ids()
-    for n, offset, raw in _lines(path):
-        try:
-            doc_id, _ = source_line(raw, id_key, text_key, first=n == 1)
-        except ValueError as exc:
+    for n, offset, raw in RawLines(path):
+        doc_id, why = read_source(raw, id_key, text_key)
+        if doc_id is None:
             _id_order(path, ids)  # a repeated id on an earlier line comes first
-            raise InputError(f"{path}, line {n}: {exc}") from None
+            raise InputError(f"{path}, line {n}: {why}")
         offsets.append(offset)
         hashes.append(_id_hash(doc_id))
         ids.add(doc_id, n)

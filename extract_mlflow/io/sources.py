@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .source_file import UTF16_BOMS, SourceFile
+from .lines import UTF16_BOMS, RawLines, read_object
+from .source_file import SourceFile
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def read_approvals(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
         raise InputError(f"{p}: cannot read the approvals file: {exc}") from None
     if p.suffix.lower() == ".csv":
         return list(_csv_rows(p, text))
-    return list(_jsonl_rows(p, text))
+    return list(_jsonl_rows(p))
 
 
 def _csv_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -129,16 +129,11 @@ def _csv_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"line {reader.line_num}", dict(row)
 
 
-def _jsonl_rows(p: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}, line {n}: invalid JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise InputError(f"{p}, line {n}: expected a JSON object with id and path")
+def _jsonl_rows(p: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    for n, _, raw in RawLines(p):
+        row, why = read_object(raw, "an object with id and path")
+        if row is None:
+            raise InputError(f"{p}, line {n}: {why}")
         yield f"line {n}", row
 
 
