@@ -37,4 +37,4 @@ def read_counts(path: Path) -> pd.DataFrame:
             else:  # with the file's pandas metadata (string, nullable and categorical types)
                 columns[name] = table.to_pandas()[name]
             del table, column
-    return pd.DataFrame(columns)
+    return pd.DataFrame(columns, copy=False)  # a block per column: no consolidated copy
