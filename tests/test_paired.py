@@ -77,7 +77,7 @@ def test_the_paired_count_matrix_is_the_pandas_reference(
     b, c = pair
     paired_docs = pairing.align(b, c)
     expected_b, _, b_only, c_only = ref.aligned(b, c)
-    assert paired_docs.ids.tolist() == list(expected_b.index)
+    assert pairing.id_texts(paired_docs.ids) == list(expected_b.index)
     assert (paired_docs.baseline_only, paired_docs.candidate_only) == (b_only, c_only)
     if not len(paired_docs):
         return
@@ -178,3 +178,18 @@ def test_read_counts_reads_what_pandas_reads_with_narrow_counts(tmp_path: Path) 
     assert [str(got[c].dtype) for c in ("tp", "fp", "fn")] == ["uint16", "uint8", "int8"]
     for column in ("id", "status", "layout_score", "field_tp/x", "structure/teds_num"):
         assert got[column].dtype == expected[column].dtype, column
+
+
+def test_ids_with_a_lone_surrogate_pair_in_code_point_order() -> None:
+    """An id JSON spelled with a lone surrogate (no UTF-8 text holds it) is paired as its
+    bytes, in the same code point order as str, on one side or both."""
+    ids = ["a\ud800", "b", "é", "a"]
+    b = pd.DataFrame({"id": pd.Series(ids, dtype=object), "tp": [1, 2, 3, 4], "fp": 0, "fn": 1})
+    c = pd.DataFrame({"id": ["é", "b", "z", "a"], "tp": 1, "fp": 0, "fn": 0})
+    got = pairing.align(b, c)
+    assert pairing.id_texts(got.ids) == ["a", "b", "é"]
+    assert (got.baseline_rows.tolist(), got.candidate_rows.tolist()) == ([3, 1, 2], [3, 1, 0])
+    assert (got.baseline_only, got.candidate_only) == (("a\ud800",), ("z",))
+    both = pairing.align(b, b.iloc[::-1])
+    assert pairing.id_texts(both.ids) == sorted(ids)
+    assert paired.document_view(b, c, 5).fixed == ("a", "b", "é")

@@ -439,9 +439,37 @@ def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
             path,
             patch.object(stats_module, "_CHUNK_CELLS", cells),
             patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
+            patch.object(stats_module, "_BYTE_ROWS", product_rows),
         ):
             got = stats_module.bootstrap_sums(counts, resamples, seed)
         assert got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    n=st.integers(2, 60),
+    resamples=st.integers(1, 40),
+    seed=st.integers(0, 2**32),
+    byte_max=st.sampled_from([1, 2, 3]),
+    byte_rows=st.sampled_from([1, 3, 128]),
+)
+def test_weights_a_byte_cannot_hold_give_the_same_bits(
+    n: int, resamples: int, seed: int, byte_max: int, byte_rows: int
+) -> None:
+    """When a document is drawn more often in a resample than a byte weight holds (here a
+    smaller limit, reached on small sets), the sums are made again with float weights: the
+    same bits as the float64 product of the drawn indices."""
+    counts = np.random.default_rng(seed).integers(0, 9, size=(n, 12)).astype(np.uint8)
+    idx = resample_indices(n, resamples, seed)
+    weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
+    expected = weights @ counts.astype(np.float64)
+    with (
+        patch.object(stats_module, "kernel_stream", lambda n, seed: None),
+        patch.object(stats_module, "_BYTE_MAX", byte_max),
+        patch.object(stats_module, "_BYTE_ROWS", byte_rows),
+    ):
+        got = stats_module.bootstrap_sums(counts, resamples, seed)
+    assert got.tobytes() == expected.tobytes()
 
 
 @settings(max_examples=60, deadline=None)

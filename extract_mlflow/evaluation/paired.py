@@ -326,8 +326,8 @@ class _Side:
         return _doc_f1(tp, fp, fn), int(fp + fn), status
 
 
-def _most_regressed(ids: npt.NDArray[Any], b: _Side, c: _Side, top: int) -> list[DocumentChange]:
-    """The `top` most regressed of the paired documents `ids` (sorted): F1 fell the most
+def _most_regressed(pairing: Pairing, b: _Side, c: _Side, top: int) -> list[DocumentChange]:
+    """The `top` most regressed of the paired documents (sorted by id): F1 fell the most
     (a 0/0 F1 on either side counts as no change), then most new errors, then by id."""
     d_f1 = c.f1() - b.f1()
     d_f1 = np.where(np.isnan(d_f1), 0.0, d_f1)
@@ -335,9 +335,9 @@ def _most_regressed(ids: npt.NDArray[Any], b: _Side, c: _Side, top: int) -> list
     worse = np.flatnonzero((d_f1 < 0) | (new_errors > 0))
     ranked = worse[np.lexsort((worse, -new_errors[worse], d_f1[worse]))][:top]
     out = []
-    for k in ranked.tolist():
+    for k, doc_id in zip(ranked.tolist(), pairing.texts(ranked), strict=True):
         (b_f1, b_errors, b_status), (c_f1, c_errors, c_status) = b.change_part(k), c.change_part(k)
-        out.append(DocumentChange(ids[k], b_f1, c_f1, b_errors, c_errors, b_status, c_status))
+        out.append(DocumentChange(doc_id, b_f1, c_f1, b_errors, c_errors, b_status, c_status))
     return out
 
 
@@ -359,6 +359,5 @@ def _flips(
     b = _Side.of(baseline, pairing.baseline_rows)
     c = _Side.of(candidate, pairing.candidate_rows)
     b_ok, c_ok = b.fully_correct(), c.fully_correct()
-    ids = pairing.ids
-    broke, fixed = tuple(ids[b_ok & ~c_ok].tolist()), tuple(ids[~b_ok & c_ok].tolist())
-    return DocumentFlips(broke, fixed, tuple(_most_regressed(ids, b, c, top)))
+    broke, fixed = tuple(pairing.texts(b_ok & ~c_ok)), tuple(pairing.texts(~b_ok & c_ok))
+    return DocumentFlips(broke, fixed, tuple(_most_regressed(pairing, b, c, top)))

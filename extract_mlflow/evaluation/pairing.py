@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core.arrow import system_pool
 from ..core.narrow import narrowest_type
 from ..errors import InputError
 from ..families import FAMILIES
@@ -59,22 +60,46 @@ class CountLayout:
         return 3 + int(self.has_status) + 2 * int(self.has_layout)
 
 
-def _sorted_ids(frame: pd.DataFrame, side: str) -> tuple[npt.NDArray[Any], IntArray]:
-    """The frame's document ids as text, sorted, and the row of each; an InputError when a
-    column compare needs is missing or an id repeats."""
+def _id_array(frame: pd.DataFrame, side: str) -> Any:
+    """The frame's document ids as text in an Arrow array (the column's own buffers when it is
+    Arrow-backed, as a read ``documents.parquet``'s is: no Python str per id); UTF-8 bytes
+    when an id holds a lone surrogate (JSON can spell one), in the same code point order. An
+    InputError when a column compare needs is missing."""
+    import pyarrow as pa
+
     missing = [c for c in ("id", "tp", "fp", "fn") if c not in frame.columns]
     if missing:
         raise InputError(f"{side} documents frame lacks column '{missing[0]}'")
-    # the ids as str objects made at once: iterating an Arrow-backed column in Python costs
-    # ~0.75 µs an id (0.3 s of a 100,000-document comparison)
-    ids = frame["id"].astype(str).to_numpy(dtype=object)
-    rows = np.argsort(ids, kind="stable")  # Python's own order of str; fast when sorted
-    ordered = ids[rows]
-    if len(ordered) > 1 and not (ordered[1:] != ordered[:-1]).all():
+    try:
+        ids = pa.array(frame["id"].astype(str))
+    except (UnicodeEncodeError, pa.ArrowException):
+        raw = [str(i).encode("utf-8", "surrogatepass") for i in frame["id"]]
+        ids = pa.array(raw, pa.large_binary())
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    return ids if pa.types.is_large_binary(ids.type) else ids.cast(pa.large_string())
+
+
+def id_texts(ids: Any) -> list[str]:
+    """Arrow ids (:func:`_id_array`) as str."""
+    import pyarrow as pa
+
+    if pa.types.is_large_binary(ids.type):
+        return [b.decode("utf-8", "surrogatepass") for b in ids.to_pylist()]
+    return list(ids.to_pylist())
+
+
+def _sorted_rows(ids: Any, side: str) -> IntArray:
+    """The rows of `ids` in id order (UTF-8 byte order is code point order, Python's order of
+    str; stable); an InputError when an id repeats."""
+    import pyarrow.compute as pc
+
+    rows: IntArray = pc.array_sort_indices(ids).to_numpy().astype(np.int64)
+    ordered = ids.take(rows)
+    if len(ids) > 1 and pc.any(pc.equal(ordered[1:], ordered[:-1])).as_py():
         seen: set[str] = set()
-        repeated = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        repeated = next(i for i in id_texts(ids) if i in seen or seen.add(i))  # type: ignore[func-returns-value]
         raise InputError(f"{side} documents frame repeats document id {repeated!r}")
-    return ordered, rows
+    return rows
 
 
 @dataclass(frozen=True)
@@ -82,7 +107,8 @@ class Pairing:
     """The documents in both frames, sorted by id, as rows of each frame, and the ids of each
     side's unpaired documents."""
 
-    ids: npt.NDArray[Any]
+    ids: Any
+    """the paired documents' ids, sorted: an Arrow array (:func:`id_texts` gives them as str)"""
     baseline_rows: IntArray
     candidate_rows: IntArray
     baseline_only: tuple[str, ...] = ()
@@ -91,22 +117,38 @@ class Pairing:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def texts(self, which: npt.NDArray[Any]) -> list[str]:
+        """The paired ids at `which` (positions, or a mask of them), as str."""
+        import pyarrow as pa
+
+        picked = pa.array(which)
+        chosen = self.ids.filter(picked) if which.dtype == bool else self.ids.take(picked)
+        return id_texts(chosen)
+
 
 def align(baseline: pd.DataFrame, candidate: pd.DataFrame) -> Pairing:
     """Where the documents in both frames are, sorted by id, so row order never matters."""
-    b_ids, b_rows = _sorted_ids(baseline, "baseline")
-    c_ids, c_rows = _sorted_ids(candidate, "candidate")
-    at = np.searchsorted(c_ids, b_ids).clip(max=max(len(c_ids) - 1, 0))
-    found = (c_ids[at] == b_ids) if len(c_ids) else np.zeros(len(b_ids), dtype=bool)
-    in_baseline = np.zeros(len(c_ids), dtype=bool)
-    in_baseline[at[found]] = True
-    return Pairing(
-        b_ids[found],
-        b_rows[found],
-        c_rows[at[found]],
-        tuple(b_ids[~found].tolist()),
-        tuple(c_ids[~in_baseline].tolist()),
-    )
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    with system_pool():  # the hash tables and sorted copies are given back once done
+        b_ids, c_ids = _id_array(baseline, "baseline"), _id_array(candidate, "candidate")
+        if b_ids.type != c_ids.type:  # one side's ids are bytes (a lone surrogate): both are
+            b_ids, c_ids = b_ids.cast(pa.large_binary()), c_ids.cast(pa.large_binary())
+        b_rows, c_rows = _sorted_rows(b_ids, "baseline"), _sorted_rows(c_ids, "candidate")
+        b_sorted, c_sorted = b_ids.take(b_rows), c_ids.take(c_rows)
+        if b_sorted.equals(c_sorted):  # the same documents (two runs of one gold set)
+            return Pairing(b_sorted, b_rows, c_rows)
+        at = pc.index_in(b_sorted, value_set=c_ids)  # each sorted baseline id's candidate row
+        found = at.is_valid()
+        c_only = c_sorted.filter(pc.invert(pc.is_in(c_sorted, value_set=b_ids)))
+        return Pairing(
+            b_sorted.filter(found),
+            b_rows[found.to_numpy(zero_copy_only=False)],
+            at.filter(found).to_numpy().astype(np.int64),
+            tuple(id_texts(b_sorted.filter(pc.invert(found)))),
+            tuple(id_texts(c_only)),
+        )
 
 
 def _integers(frame: pd.DataFrame, name: str) -> bool:

@@ -35,7 +35,9 @@ IntArray = npt.NDArray[np.int64]
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 _CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
-_PRODUCT_ROWS = 32  # resamples whose weights multiply a wide count matrix at once
+_PRODUCT_ROWS = 32  # resamples whose float32 weights multiply a wide count matrix at once
+_BYTE_ROWS = 64  # resamples whose byte weights do (two blocks held: 12.8 MB at 100,000 docs)
+_BYTE_MAX = 255  # the most a byte weight holds
 _DRAW_CELLS = 1 << 18  # a block of draws for a wide count matrix (2 MB)
 _GATHER_THREADS = 2  # threads gathering blocks of draws at once
 _PACK_ROWS = 1 << 16  # documents packed at a time (their int64 temporaries: 0.5 MB each)
@@ -153,13 +155,12 @@ def _multiplied_sums(
     counts: npt.NDArray[Any], resamples: int, seed: int | None, dtype: type[np.floating[Any]]
 ) -> FloatArray:
     """:func:`bootstrap_sums` of a wide matrix of integer counts whose sums are exact in
-    `dtype`: the weights of :data:`_PRODUCT_ROWS` resamples at a time (drawn in blocks of
-    :data:`_DRAW_CELLS`) times the counts, a slice of documents at a time copied to `dtype`, so
-    the counts stay in their own (narrow) type and no float copy of them is held. Columns that
-    are zero for every document (a field a run never got wrong: its fp and fn; a quarter of
-    compare's columns on synth.py's invoices) are left out of the product: their sums are 0.
-    Every partial sum is an integer `dtype` holds exactly, so the slices and the order of the
-    additions change no bit.
+    `dtype`: the weights of many resamples at a time (:func:`_weight_batches`) times the
+    counts, a slice of documents at a time copied to `dtype`, so the counts stay in their own
+    (narrow) type and no float copy of them is held. Columns that are zero for every document
+    (a field a run never got wrong: its fp and fn; a quarter of compare's columns on synth.py's
+    invoices) are left out of the product: their sums are 0. Every partial sum is an integer
+    `dtype` holds exactly, so the slices and the order of the additions change no bit.
 
     The products run on one BLAS thread: OpenBLAS's threads wait for one another by spinning,
     so on a machine whose cores are busy more threads made them slower, not faster (figures in
@@ -167,29 +168,82 @@ def _multiplied_sums(
     from threadpoolctl import threadpool_limits
 
     n, width = counts.shape
-    out = np.zeros((resamples, width), dtype=np.float64)
     used = np.flatnonzero(counts.any(axis=0))  # an all-zero column sums to 0: not multiplied
-    drawn = max(1, _DRAW_CELLS // max(n, 1))  # resamples a block of draws
-    rows = min(resamples, max(_PRODUCT_ROWS, drawn))
-    weights = np.empty((rows, n), dtype=dtype)
     step = max(1, _CHUNK_CELLS // max(len(used), 1))  # documents a slice of the counts
+    stream = kernel_stream(n, seed)
+    byte_weights = stream is None
+    while True:
+        out = np.zeros((resamples, width), dtype=np.float64)
+        done = 0
+        try:
+            with threadpool_limits(limits=1, user_api="blas"):
+                for weights in _weight_batches(n, resamples, seed, byte_weights):
+                    block = np.zeros((len(weights), len(used)), dtype=np.float64)
+                    for lo in range(0, n, step):
+                        part = counts[lo : lo + step, used].astype(dtype)
+                        block += weights[:, lo : lo + step].astype(dtype, copy=False) @ part
+                    out[done : done + len(weights), used] = block
+                    done += len(weights)
+        except _ByteOverflow:  # a document drawn more than 255 times: float weights
+            byte_weights = False
+            continue
+        return out
 
-    def flush(done: int, filled: int) -> None:
-        block = np.zeros((filled, len(used)), dtype=np.float64)
-        for lo in range(0, n, step):
-            part = counts[lo : lo + step, used].astype(dtype)
-            block += weights[:filled, lo : lo + step] @ part
-        out[done : done + filled, used] = block
 
-    filled = done = 0
-    with threadpool_limits(limits=1, user_api="blas"):
+class _ByteOverflow(Exception):
+    """A document was drawn more often in one resample than a byte weight holds."""
+
+
+def _weight_batches(
+    n: int, resamples: int, seed: int | None, byte_weights: bool
+) -> Iterator[npt.NDArray[Any]]:
+    """The weights of every resample (how often each document is drawn in it), as blocks of
+    rows in order. Float32 weights, :data:`_PRODUCT_ROWS` resamples a block (:func:`_weight_blocks`,
+    the C loop's where it is built); else, with `byte_weights`, bytes of :data:`_BYTE_ROWS`
+    resamples a block (twice the resamples per product in the memory of the float block), the next
+    block drawn and counted in a thread while the caller multiplies this one (numpy draws and
+    counts without the GIL: the draws still come one after another from the one generator).
+    Raises _ByteOverflow when a byte cannot hold a weight."""
+    if not byte_weights:
+        drawn = max(1, _DRAW_CELLS // max(n, 1))  # resamples a block of draws
+        rows = min(resamples, max(_PRODUCT_ROWS, drawn))
+        weights = np.empty((rows, n), dtype=np.float32)
+        filled = 0
         for take, fill in _weight_blocks(n, resamples, seed, drawn):
             if filled + take > rows:
-                flush(done, filled)
-                done, filled = done + filled, 0
+                yield weights[:filled]
+                filled = 0
             fill(weights[filled : filled + take])
             filled += take
-        flush(done, filled)
+        yield weights[:filled]
+        return
+    rng = np.random.default_rng(seed)
+    rows = min(resamples, _BYTE_ROWS)
+    blocks = [np.empty((rows, n), dtype=np.uint8) for _ in range(2 if resamples > rows else 1)]
+    with ThreadPoolExecutor(1, thread_name_prefix="bootstrap-weights") as counter:
+        ahead = counter.submit(_count_draws, rng, n, blocks[0][: min(rows, resamples)])
+        for k, start in enumerate(range(0, resamples, rows)):
+            block = ahead.result()
+            after = start + rows
+            if after < resamples:
+                target = blocks[(k + 1) % 2][: min(rows, resamples - after)]
+                ahead = counter.submit(_count_draws, rng, n, target)
+            yield block
+
+
+def _count_draws(rng: np.random.Generator, n: int, out: npt.NDArray[np.uint8]) -> npt.NDArray[Any]:
+    """Draw len(out) resamples of `n` documents from `rng` (the draws of
+    :func:`resample_indices`, in numpy's 32-bit type where they fit: the same numbers) and
+    write how often each document is drawn into each row of `out`; `out` back."""
+    draw_type = np.uint32 if n <= 2**32 else np.int64
+    drawn = max(1, _DRAW_CELLS // max(n, 1))
+    for start in range(0, len(out), drawn):
+        block = rng.integers(0, n, size=(min(drawn, len(out) - start), n), dtype=draw_type)
+        for k, row in enumerate(block, start):
+            counted = np.bincount(row, minlength=n)
+            if n > _BYTE_MAX and counted.max() > _BYTE_MAX:
+                raise _ByteOverflow
+            out[k] = counted
     return out
 
 
