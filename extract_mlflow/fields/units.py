@@ -248,10 +248,11 @@ def is_measurement(text: str) -> bool:
     [False, False, False, False, False, False]
     """
     head = text[:1]  # most strings are words: answered before the memo (which they would fill)
-    return (head.isdigit() or head in _LEADS) and _measurement(text)
+    return (head.isdigit() or head in MEASUREMENT_LEADS) and _measurement(text)
 
 
-_LEADS = frozenset(" \t-+−–.")
+MEASUREMENT_LEADS = frozenset(" \t-+−–.")
+"""The first characters of a measurement besides digits: any other string is not one."""
 
 
 @lru_cache(maxsize=65536)
