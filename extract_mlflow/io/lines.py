@@ -285,6 +285,9 @@ def _decode(raw: bytes | Oversized) -> str:
 
 
 def _doc_id(doc: Mapping[str, Any], id_key: str) -> str:
+    value = doc.get(id_key)
+    if type(value) is str:  # the usual id: nothing to check
+        return value
     if id_key not in doc or doc[id_key] is None:
         raise _LineError(f"no '{id_key}' key (set --id-key or id_key in the config)")
     value = doc[id_key]
