@@ -223,8 +223,11 @@ class FieldScorer:
             if not is_absent(p):
                 self._expand(p, path, acc, HALLUCINATED, gold_side=False)
             return
-        if path not in self._settled:
-            self._see(path, g)
+        if path not in self._settled and (
+            path not in self.plain
+            or (tg is str and (g[:1].isdigit() or g[:1] in MEASUREMENT_LEADS))
+        ):
+            self._see(path, g)  # only when it can change what is known (as in _dict)
         tp_ = type(p)
         if tp_ is tg and g == p:
             acc.tp(path)
