@@ -28,7 +28,7 @@ from ..core.paths import (
 )
 from .align import Similarity, assign, bulk_similarity, pair_identical
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
-from .units import MEASUREMENT_LEADS, is_measurement
+from .units import is_measurement, may_be_measurement
 
 # Error categories (stable names, used in reports and artifacts).
 WRONG_VALUE = "wrong_value"
@@ -223,11 +223,8 @@ class FieldScorer:
             if not is_absent(p):
                 self._expand(p, path, acc, HALLUCINATED, gold_side=False)
             return
-        if path not in self._settled and (
-            path not in self.plain
-            or (tg is str and (g[:1].isdigit() or g[:1] in MEASUREMENT_LEADS))
-        ):
-            self._see(path, g)  # only when it can change what is known (as in _dict)
+        if path not in self._settled and (path not in self.plain or may_be_measurement(g)):
+            self._see(path, g)  # only when it can change what is known of the path
         tp_ = type(p)
         if tp_ is tg and g == p:
             acc.tp(path)
@@ -273,13 +270,8 @@ class FieldScorer:
                     counts[path] = [1, 0, 0]
                 else:
                     c[0] += 1
-                # a value noted only when it can change what is known of the path: at a path
-                # already plain, only a string that may be a measurement (`_see`, inline)
-                if path not in settled and (
-                    path not in plain
-                    or (tg is str and (gv[:1].isdigit() or gv[:1] in MEASUREMENT_LEADS))
-                ):
-                    self._see(path, gv)
+                if path not in settled and (path not in plain or may_be_measurement(gv)):
+                    self._see(path, gv)  # as in _node
             else:
                 self._node(gv, pv, path, acc)
         for key, pv in p.items():
@@ -341,17 +333,11 @@ class FieldScorer:
         if ipath in self._ignored:
             self.skipped.add(ipath)
             return
-        # (a non-empty object, the usual item, is present: no call to ask)
-        gold = [x for x in gl if (type(x) is dict and x) or not is_absent(x)]
-        pred = [x for x in pl if (type(x) is dict and x) or not is_absent(x)]
+        gold = [x for x in gl if not is_absent(x)]
+        pred = [x for x in pl if not is_absent(x)]
         pairs, left_g, left_p = pair_identical(gold, pred)
-        walk_dict = self._dict
         for i, j in pairs:
-            g, p = gold[i], pred[j]
-            if type(g) is dict:  # identical items: both objects, or neither
-                walk_dict(g, p, ipath, acc, _NO_SKIP)
-            else:
-                self._node(g, p, ipath, acc)
+            self._item(gold[i], pred[j], ipath, acc)
         if len(left_g) == 1 and len(left_p) == 1:
             # One leftover each: score the pair once, keep it if it is similar enough.
             g, p = gold[left_g[0]], pred[left_p[0]]
@@ -372,11 +358,7 @@ class FieldScorer:
             sim = self._similarity(g_items, p_items, ipath)
             chosen = assign(sim, self._threshold)
             for a, b in chosen:
-                g, p = g_items[a], p_items[b]
-                if type(g) is dict and type(p) is dict:
-                    walk_dict(g, p, ipath, acc, _NO_SKIP)
-                else:
-                    self._node(g, p, ipath, acc)
+                self._item(g_items[a], p_items[b], ipath, acc)
             done_g = {a for a, _ in chosen}
             done_p = {b for _, b in chosen}
             left_g = [i for k, i in enumerate(left_g) if k not in done_g]
