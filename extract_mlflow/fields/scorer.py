@@ -28,7 +28,7 @@ from ..core.paths import (
 )
 from .align import Similarity, assign, bulk_similarity, pair_identical
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
-from .units import is_measurement
+from .units import is_measurement, may_be_measurement
 
 # Error categories (stable names, used in reports and artifacts).
 WRONG_VALUE = "wrong_value"
@@ -223,8 +223,8 @@ class FieldScorer:
             if not is_absent(p):
                 self._expand(p, path, acc, HALLUCINATED, gold_side=False)
             return
-        if path not in self._settled:
-            self._see(path, g)
+        if path not in self._settled and (path not in self.plain or may_be_measurement(g)):
+            self._see(path, g)  # only when it can change what is known of the path
         tp_ = type(p)
         if tp_ is tg and g == p:
             acc.tp(path)
@@ -251,7 +251,7 @@ class FieldScorer:
         child = self._paths.children(parent)
         counts = acc.counts
         ignored = self._ignored
-        settled = self._settled
+        settled, plain = self._settled, self.plain
         for key, gv in g.items():
             if key in skip:
                 continue
@@ -270,8 +270,8 @@ class FieldScorer:
                     counts[path] = [1, 0, 0]
                 else:
                     c[0] += 1
-                if path not in settled:
-                    self._see(path, gv)
+                if path not in settled and (path not in plain or may_be_measurement(gv)):
+                    self._see(path, gv)  # as in _node
             else:
                 self._node(gv, pv, path, acc)
         for key, pv in p.items():

@@ -270,8 +270,17 @@ def is_measurement(text: str) -> bool:
     >>> [is_measurement(t) for t in ("12 items", "3 pcs", "5 stars", "2024-01-05", "A4", "50K")]
     [False, False, False, False, False, False]
     """
-    head = text[:1]  # most strings are words: answered before the memo (which they would fill)
-    return (head.isdigit() or head in _LEADS) and _measurement(text)
+    # most strings are words: answered before the memo (which they would fill)
+    return may_be_measurement(text) and _measurement(text)
+
+
+def may_be_measurement(value: Any) -> bool:
+    """Whether `value` may be a measurement: a string that starts with a digit, a space, a
+    sign or a point (:func:`is_measurement` is False for any other value)."""
+    if type(value) is not str:
+        return False
+    head = value[:1]
+    return head.isdigit() or head in _LEADS
 
 
 _LEADS = frozenset(" \t-+−–.")

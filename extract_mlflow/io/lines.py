@@ -124,23 +124,25 @@ def _parse_json(text: str) -> Any:
         raise _LineError(f"invalid JSON value: {str(exc).split(';')[0]}") from None
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789[", b"000000000{")
+"""One copy of a line for both checks of the fast path: every digit a 0 (for runs of digits)
+and every opening bracket a brace (for the nesting bound)."""
 _LONG_DIGITS = b"0" * 19  # 18 digits always fit in 64 bits; from 19 on, orjson may read a float
 
 
 def _fast_object(raw: bytes) -> dict[str, Any] | None:
     """`raw` as a JSON object of sane depth when orjson reads it as the checked path would;
-    None for anything else (the checked path then reads it, and words its defects)."""
+    None for anything else (the checked path then reads it, and words its defects). orjson
+    refuses a NUL byte anywhere in a line (a control character in a string, else no JSON
+    value), so a line it reads holds none."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if (
-        type(value) is not dict
-        or b"\x00" in raw
-        or _LONG_DIGITS in raw.translate(_DIGITS_AS_ZERO)
-        or (raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and not _depth_ok(value))
-    ):
+    if type(value) is not dict:
+        return None
+    shape = raw.translate(_DIGITS_AS_ZERO)
+    if _LONG_DIGITS in shape or (shape.count(b"{") > MAX_DEPTH and not _depth_ok(value)):
         return None
     return value
 
@@ -303,6 +305,9 @@ def _decode(raw: bytes | Oversized) -> str:
 
 
 def _doc_id(doc: Mapping[str, Any], id_key: str) -> str:
+    value = doc.get(id_key)
+    if type(value) is str:  # the usual id: nothing to check
+        return value
     if id_key not in doc or doc[id_key] is None:
         raise _LineError(f"no '{id_key}' key (set --id-key or id_key in the config)")
     value = doc[id_key]
