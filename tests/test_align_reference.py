@@ -125,11 +125,12 @@ def reference_pairing(
     gold: list[Any], pred: list[Any]
 ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
     """Each gold item in order takes the predicted item at its own position when that one is
-    free and identical (same type, ==), else the first free identical one."""
+    free and identical (the same JSON value, every leaf of the same type: 1, 1.0 and true
+    differ, inside objects too), else the first free identical one."""
     free = list(range(len(pred)))
     pairs, left = [], []
     for i, g in enumerate(gold):
-        same = [j for j in free if type(pred[j]) is type(g) and pred[j] == g]
+        same = [j for j in free if typed(pred[j]) == typed(g)]
         if same:
             j = i if i in same else same[0]
             free.remove(j)
@@ -137,6 +138,15 @@ def reference_pairing(
         else:
             left.append(i)
     return pairs, left, free
+
+
+def typed(value: Any) -> Any:
+    """A JSON value with the type of every leaf beside it (Python's == takes 1 == 1.0 == True)."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    return (type(value).__name__, value)
 
 
 SMALL_ITEMS = st.lists(

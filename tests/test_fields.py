@@ -288,6 +288,19 @@ def test_gold_against_itself_scores_one_everywhere(items: list[dict[str, Any]]) 
         assert f.counts.fp == 0 and f.counts.fn == 0
 
 
+def test_identical_items_keep_zero_and_false_apart_in_any_order() -> None:
+    """Hypothesis found it: `{"a": 0} == {"a": False}` in Python, so the small lists' identity
+    pairing took a false for a 0 and which items paired (and the counts) depended on order."""
+    gold = [{"a": 0}, {"a": False}]
+    pred = [{"a": 0}, {"a": False}, {"a": None}, {"a": False}]
+    results = set()
+    for p in itertools.permutations(pred):
+        for g in itertools.permutations(gold):
+            r = evaluate([{"id": "d", "v": list(g)}], [{"id": "d", "v": list(p)}])
+            results.add(counts(r, "v[].a"))
+    assert results == {(2, 1, 0)}
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(docs, min_size=1, max_size=4), st.lists(docs, min_size=1, max_size=4), st.randoms())
 def test_order_changes_nothing_and_counts_add_up(

@@ -29,28 +29,44 @@ def freeze(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+_CONTAINERS = (dict, list)
+
+
+def same_types(a: Any, b: Any) -> bool:
+    """For two equal JSON values: whether every leaf has the same type on both sides (with
+    ``a == b`` this is freeze's identity: 0, 0.0 and false differ)."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is dict:
+        return all(same_types(v, b[k]) for k, v in a.items())
+    if t is list:
+        return all(map(same_types, a, b))
+    return True
+
+
 def pair_identical(gold: Sequence[Any], pred: Sequence[Any]) -> tuple[Pairs, list[int], list[int]]:
     """Pair items that are identical (same JSON value); returns pairs and the unpaired indices."""
     n, m = len(gold), len(pred)
     pairs: Pairs = []
     if n * m <= 64:
         # Small lists: C-level equality beats hashing. Same position first, then any position.
-        # (`type(a) is type(b) and a == b`, inline: C-level equality. Inside objects it does
-        # not tell 1 from true; that only matters for items that differ in nothing else, and
-        # their leaves are still compared typed.)
+        # (`type(a) is type(b) and a == b`, inline; equal containers are then checked for
+        # types, since == inside them does not tell 0 from false or 1 from 1.0, as freeze
+        # does: otherwise which items pair, and so the counts, would depend on their order.)
         free = list(range(m))
         left_g: list[int] = []
         for i, g in enumerate(gold):
             tg = type(g)
             if i < m and i in free:
                 p = pred[i]
-                if type(p) is tg and g == p:
+                if type(p) is tg and g == p and (tg not in _CONTAINERS or same_types(g, p)):
                     free.remove(i)
                     pairs.append((i, i))
                     continue
             for j in free:
                 p = pred[j]
-                if type(p) is tg and g == p:
+                if type(p) is tg and g == p and (tg not in _CONTAINERS or same_types(g, p)):
                     free.remove(j)
                     pairs.append((i, j))
                     break
