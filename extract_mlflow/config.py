@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from .core.paths import EMPTY_KINDS, PATH_PATTERN, EmptyKind
+from .core.statistics import MOVED_FROM_STRUCTURE, StatisticsConfig
 from .errors import ConfigError
 from .families import FAMILIES, by_name
 from .structure.section import StructureConfig as StructureConfig  # its home: the scorers
@@ -144,6 +145,8 @@ class Config(_Strict):
     layout: LayoutConfig = Field(default_factory=LayoutConfig)
     fidelity: FidelityConfig = Field(default_factory=FidelityConfig)
     structure: StructureConfig = Field(default_factory=StructureConfig)
+    statistics: StatisticsConfig = Field(default_factory=StatisticsConfig)
+    """how every metric is sliced and how its interval is drawn (run-wide)"""
     _sections: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
     """the sections of the metric families (:mod:`extract_mlflow.families`) that the config
     sets, by family name: read with :meth:`section`, set with :meth:`with_section`"""
@@ -203,8 +206,12 @@ class Config(_Strict):
         return data
 
     def digest(self) -> str:
-        """A short, stable sha256 of the config's content (key order does not matter)."""
-        canonical = json.dumps(self._dump(), sort_keys=True, separators=(",", ":"))
+        """A short, stable sha256 of the config's content (key order does not matter). The
+        ``[statistics]`` keys count as the ``[structure]`` keys they were before they had a
+        section, so a config's digest did not change when they moved."""
+        data = self._dump()
+        data["structure"] |= data.pop("statistics")
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
     def to_toml(self) -> str:
@@ -228,6 +235,11 @@ def config_from_mapping(data: dict[str, Any], source: str = "config") -> Config:
     """Validate a mapping into a :class:`Config`; errors name the offending key."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a table/object, not {type(data).__name__}")
+    moved = data.get("structure")
+    moved = [k for k in MOVED_FROM_STRUCTURE if k in moved] if isinstance(moved, dict) else []
+    if moved:
+        key = moved[0]
+        raise ConfigError(f"{source}: config key 'structure.{key}' is now 'statistics.{key}'")
     sections = {
         f.name: data[f.name]
         for f in FAMILIES

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +265,26 @@ def test_digest_is_stable_under_key_order() -> None:
         "id_key": "id",
     }
     assert config_from_mapping(a).digest() == config_from_mapping(b).digest()
+
+
+def test_the_statistics_section_kept_every_digest() -> None:
+    """[statistics] holds what [structure] held (slices, bootstrap, confidence): the digests
+    are those the same settings had there (pinned from before the move), so earlier runs stay
+    comparable; the old place is refused with a line naming the new one."""
+    assert Config().digest() == "791dd4dfe4f35f74"
+    moved = {"slice_by": ["scan"], "bootstrap_resamples": 200, "confidence": 0.9}
+    config = config_from_mapping({"statistics": moved, "structure": {"boundary_window": 1}})
+    assert config.digest() == "40c79afa5f2e7153"
+    assert config.statistics.slice_by == ("scan",)
+    toml = config.to_toml()
+    assert "[statistics]" in toml and "slice_by" not in toml.split("[statistics]")[0]
+    assert tomllib.loads(toml)["statistics"]["bootstrap_resamples"] == 200
+    for key in ("slice_by", "confidence", "bootstrap_seed"):
+        with pytest.raises(ConfigError) as err:
+            config_from_mapping({"structure": {key: moved.get(key, 1)}}, "c.toml")
+        assert str(err.value) == f"c.toml: config key 'structure.{key}' is now 'statistics.{key}'"
+    with pytest.raises(ConfigError, match="unknown config key 'statistics.bootstrap'"):
+        config_from_mapping({"statistics": {"bootstrap": 5}})
 
 
 def test_digest_is_the_same_for_toml_and_json(tmp_path: Path) -> None:

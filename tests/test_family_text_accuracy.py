@@ -151,7 +151,7 @@ def test_every_source_gives_the_same_json(tmp_path: Path) -> None:
     g, p = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
     g.write_text("".join(json.dumps(d) + "\n" for d in gold), encoding="utf-8")
     p.write_text("".join(json.dumps(d) + "\n" for d in pred), encoding="utf-8")
-    cfg = {**CONFIG, "structure": {"slice_by": ["kind"]}}
+    cfg = {**CONFIG, "statistics": {"slice_by": ["kind"]}}
     want = evaluate(gold, pred, cfg)
     assert "cer_by_kind/memo" in want.metrics()
     text = _json(want)

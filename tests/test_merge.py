@@ -60,8 +60,8 @@ def prepared(
     the documents with their positions."""
     cfg = resolve_config(config, None)
     if slice_by:
-        structure = cfg.structure.model_copy(update={"slice_by": slice_by})
-        cfg = cfg.model_copy(update={"structure": structure})
+        statistics = cfg.statistics.model_copy(update={"slice_by": slice_by})
+        cfg = cfg.model_copy(update={"statistics": statistics})
     gs, ps = load_inputs(gold, pred, cfg)
     src = load_sources(sources, id_key=cfg.id_key) if sources is not None else None
     extras = Extras(sources=src, approvals=approvals, canaries=canaries)

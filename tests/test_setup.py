@@ -20,8 +20,8 @@ from extract_mlflow.report import Report
 
 def _config(slice_by: tuple[str, ...]) -> Config:
     cfg = Config()
-    structure = cfg.structure.model_copy(update={"slice_by": slice_by})
-    return cfg.model_copy(update={"structure": structure})
+    statistics = cfg.statistics.model_copy(update={"slice_by": slice_by})
+    return cfg.model_copy(update={"statistics": statistics})
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:

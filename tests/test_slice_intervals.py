@@ -57,7 +57,7 @@ def test_the_field_robustness_plot(tmp_path: Path) -> None:
     for row in gold:
         row["scan"] = round(0.1 * (int(row["id"][1:]) % 4), 1)
     report = evaluate(gold, pred, slice_by=["kind", "scan"])
-    slices = count_slices(report.documents, "scan", report.config.structure)
+    slices = count_slices(report.documents, "scan", report.config.statistics)
     assert [s.x for s in slices] == sorted(s.x for s in slices if s.x is not None)
     png = field_robustness_plot(slices, "scan", tmp_path / "f.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -67,7 +67,7 @@ def test_the_field_robustness_plot(tmp_path: Path) -> None:
 
 
 # -- structure metrics per slice -------------------------------------------------------------
-STRUCTURE = {"structure": {"bootstrap_resamples": 400, "bootstrap_seed": 11}}
+STRUCTURE = {"statistics": {"bootstrap_resamples": 400, "bootstrap_seed": 11}}
 
 
 def _structure_rows(n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

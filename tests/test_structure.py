@@ -17,6 +17,7 @@ from scipy import stats as scipy_stats
 
 from extract_mlflow.config import StructureConfig
 from extract_mlflow.core.keys import slice_key
+from extract_mlflow.core.statistics import MOVED_FROM_STRUCTURE, StatisticsConfig
 from extract_mlflow.core.text import safe_lines
 from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation.stats import ratio_interval
@@ -58,15 +59,18 @@ PRED: list[dict[str, Any]] = [
 ]
 
 
-def config(**kwargs: Any) -> StructureConfig:
-    return StructureConfig(**{"bootstrap_resamples": 200, **kwargs})
+def config(**kwargs: Any) -> tuple[StructureConfig, StatisticsConfig]:
+    """The ``[structure]`` section and the run-wide ``[statistics]`` (200 resamples) of
+    `kwargs`, as :func:`score_structure` takes them."""
+    stats = {k: kwargs.pop(k) for k in MOVED_FROM_STRUCTURE if k in kwargs}
+    return StructureConfig(**kwargs), StatisticsConfig(**{"bootstrap_resamples": 200, **stats})
 
 
 # -- values by hand -------------------------------------------------------------------------
 
 
 def test_every_metric_by_hand() -> None:
-    summary = score_structure(GOLD, PRED, config(boundary_window=1))
+    summary = score_structure(GOLD, PRED, *config(boundary_window=1))
     m = summary.metrics()
     # tables: a scores 1 − 3/8 (the Markdown gold is thead/th + tbody, 8 elements below the
     # table; the prediction has no sections: delete 2, rename "2"→"3" at 1/1); b's prediction
@@ -90,7 +94,7 @@ def test_every_metric_by_hand() -> None:
     ("definition", "rule"), [("official", "normalized"), ("normalized", "official")]
 )
 def test_a_gold_set_against_itself_scores_one(definition: str, rule: str) -> None:
-    summary = score_structure(GOLD, GOLD, config(teds=definition, anls=rule))
+    summary = score_structure(GOLD, GOLD, *config(teds=definition, anls=rule))
     other = {"official": "_normalized", "normalized": ""}[definition]
     other_anls = {"official": "anls", "normalized": "anls_official"}[rule]
     for name in METRICS:
@@ -103,31 +107,31 @@ def test_a_gold_set_against_itself_scores_one(definition: str, rule: str) -> Non
 
 def test_families_run_only_where_the_gold_line_has_the_field() -> None:
     gold: list[dict[str, Any]] = [{"id": "a", "blocks": ["x", "y"]}, {"id": "b", "other": 1}]
-    summary = score_structure(gold, {"a": {"blocks": ["x", "y"]}}, config())
+    summary = score_structure(gold, {"a": {"blocks": ["x", "y"]}}, *config())
     assert set(summary.headline) == {"reading_order", "kendall_tau"}
     assert summary.documents[1].stats() == {}
-    assert score_structure([{"id": "a"}], [], config()).metrics() == {}
+    assert score_structure([{"id": "a"}], [], *config()).metrics() == {}
 
 
 def test_key_names_are_configurable() -> None:
     gold = [{"doc": "a", "cells": "|h|\n|-|\n|v|", "order": [{"bid": 1, "pg": 1}]}]
     pred = [{"doc": "a", "cells": "|h|\n|-|\n|v|", "order": [{"bid": 1, "pg": 1}]}]
     cfg = config(tables_key="cells", blocks_key="order", block_id_key="bid", page_key="pg")
-    summary = score_structure(gold, pred, cfg, id_key="doc")
+    summary = score_structure(gold, pred, *cfg, id_key="doc")
     assert summary.metrics()["teds"] == 1.0 and summary.metrics()["reading_order"] == 1.0
 
 
 def test_unreadable_gold_is_an_input_error_naming_document_and_field() -> None:
     with pytest.raises(InputError, match=r"'a'.*'boundaries'"):
-        score_structure([{"id": "a", "boundaries": "10,20"}], [], config())
+        score_structure([{"id": "a", "boundaries": "10,20"}], [], *config())
     with pytest.raises(InputError, match="id key"):
-        score_structure([{"no_id": 1}], [], config())
+        score_structure([{"no_id": 1}], [], *config())
 
 
 def test_the_time_budget_falls_back_with_a_message_naming_the_table() -> None:
     gold, pred = ref.random_pair(random.Random(4), 8, 5)
     cfg = config(teds_time_budget_s=1e-9)
-    summary = score_structure([{"id": "d1", "tables": gold}], [{"id": "d1", "tables": pred}], cfg)
+    summary = score_structure([{"id": "d1", "tables": gold}], [{"id": "d1", "tables": pred}], *cfg)
     (slot,) = summary.documents[0].tables or []
     assert slot.approximate
     (note,) = summary.notes
@@ -139,7 +143,7 @@ def test_the_time_budget_falls_back_with_a_message_naming_the_table() -> None:
 
 
 def test_metric_keys_are_the_design_keys_with_intervals_and_slices() -> None:
-    summary = score_structure(GOLD, PRED, config(slice_by=("meta.layout",)))
+    summary = score_structure(GOLD, PRED, *config(slice_by=("meta.layout",)))
     keys = set(summary.metrics())
     headline = {k for k in keys if "_by_" not in k}
     # only with teds = "normalized" / anls = "official"
@@ -155,7 +159,7 @@ def test_metric_keys_are_the_design_keys_with_intervals_and_slices() -> None:
 
 
 def test_slices_recompute_every_metric() -> None:
-    summary = score_structure(GOLD, PRED, config(slice_by=("meta.layout", "scan")))
+    summary = score_structure(GOLD, PRED, *config(slice_by=("meta.layout", "scan")))
     single = {s.label: s for s in summary.slices["meta.layout"]}["single"]
     assert single.documents == 2
     assert single.values["reading_order"] == pytest.approx(1 / 6)
@@ -173,7 +177,7 @@ def test_slice_keys_are_sanitised_for_mlflow() -> None:
 def test_many_numeric_values_are_binned() -> None:
     gold = [{"id": str(i), "dpi": 100 + i, "blocks": ["a", "b"]} for i in range(40)]
     pred = [{"id": str(i), "blocks": ["a", "b"] if i % 2 else ["b", "a"]} for i in range(40)]
-    summary = score_structure(gold, pred, config(slice_by=("dpi",), numeric_bins=4))
+    summary = score_structure(gold, pred, *config(slice_by=("dpi",), numeric_bins=4))
     slices = summary.slices["dpi"]
     assert [s.label for s in slices] == ["100-109.75", "109.75-119.5", "119.5-129.25", "129.25-139"]
     assert sum(s.documents for s in slices) == 40
@@ -182,20 +186,20 @@ def test_many_numeric_values_are_binned() -> None:
 
 def test_documents_without_the_attribute_are_in_no_slice() -> None:
     summary = score_structure(
-        [*GOLD, {"id": "z", "blocks": ["a"]}], PRED, config(slice_by=("scan",))
+        [*GOLD, {"id": "z", "blocks": ["a"]}], PRED, *config(slice_by=("scan",))
     )
     assert sum(s.documents for s in summary.slices["scan"]) == 3
 
 
 def test_document_order_changes_nothing() -> None:
     cfg = config(slice_by=("meta.layout",))
-    first = score_structure(GOLD, PRED, cfg).metrics()
+    first = score_structure(GOLD, PRED, *cfg).metrics()
     rng = random.Random(0)
     for _ in range(3):
         gold, pred = GOLD[:], PRED[:]
         rng.shuffle(gold)
         rng.shuffle(pred)
-        again = score_structure(gold, pred, cfg).metrics()
+        again = score_structure(gold, pred, *cfg).metrics()
         assert again.keys() == first.keys()
         for key, value in first.items():
             if "_ci_" not in key:  # resamples follow document order
@@ -262,7 +266,7 @@ def test_the_interval_holds_the_point_for_a_mean(values: list[float]) -> None:
 
 
 def test_to_dict_is_json_and_markdown_has_the_section() -> None:
-    summary = score_structure(GOLD, PRED, config(slice_by=("meta.layout",)))
+    summary = score_structure(GOLD, PRED, *config(slice_by=("meta.layout",)))
     data = json.loads(json.dumps(summary.to_dict()))
     assert data["documents"] == 3 and data["metrics"]["teds"]["documents"] == 2
     assert data["per_document"][0]["tables"][0]["teds"] == pytest.approx(5 / 8)
@@ -271,7 +275,7 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
     assert "| teds | 0.312 |" in text and "### By meta.layout (95% CI)" in text
     assert "| single | 2 |" in text
     assert (
-        safe_lines(STRUCTURE.markdown(score_structure([{"id": "a"}], [], config()))).count(
+        safe_lines(STRUCTURE.markdown(score_structure([{"id": "a"}], [], *config()))).count(
             "No structure"
         )
         == 1
@@ -279,7 +283,7 @@ def test_to_dict_is_json_and_markdown_has_the_section() -> None:
 
 
 def test_the_documents_frame_carries_sufficient_statistics() -> None:
-    frame = structure_frame(score_structure(GOLD, PRED, config(slice_by=("scan",))))
+    frame = structure_frame(score_structure(GOLD, PRED, *config(slice_by=("scan",))))
     assert list(frame["id"]) == ["a", "b", "c"]
     assert {"attribute/scan", "teds", "teds_num", "teds_den", "boundary_f1_den"} <= set(
         frame.columns
@@ -289,7 +293,7 @@ def test_the_documents_frame_carries_sufficient_statistics() -> None:
 
 
 def test_the_robustness_plot_is_written_for_numeric_attributes(tmp_path: Path) -> None:
-    summary = score_structure(GOLD, PRED, config(slice_by=("scan", "meta.layout")))
+    summary = score_structure(GOLD, PRED, *config(slice_by=("scan", "meta.layout")))
     out = robustness_plot(summary, tmp_path / "eval" / "robustness.png", "scan")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="not a numeric"):
@@ -300,7 +304,7 @@ def test_the_robustness_plot_is_written_for_numeric_attributes(tmp_path: Path) -
 
 
 def test_the_normalised_variant_has_its_own_keys_and_todays_values() -> None:
-    summary = score_structure(GOLD, PRED, config(teds="normalized", slice_by=("meta.layout",)))
+    summary = score_structure(GOLD, PRED, *config(teds="normalized", slice_by=("meta.layout",)))
     m = summary.metrics()
     # a: one cell renamed "2"→"3" over the 7 nodes of table → tr → td (thead/th unwrapped)
     assert m["teds_normalized"] == pytest.approx((1 - 1 / 7 + 0) / 2)
@@ -345,12 +349,14 @@ def test_the_config_section_forbids_unknown_keys_and_wrong_types() -> None:
         {"tabels_key": "t"},
         {"boundary_window": -1},
         {"anls_threshold": 0},
-        {"bootstrap_resamples": True},
         {"tables_key": ""},
-        {"confidence": 1.0},
+        {"slice_by": ["scan"]},  # run-wide: [statistics]
     ):
         with pytest.raises(ValidationError):
             StructureConfig.model_validate(bad)
+    for wrong in ({"bootstrap_resamples": True}, {"confidence": 1.0}, {"numeric_bins": 1}):
+        with pytest.raises(ValidationError):
+            StatisticsConfig.model_validate(wrong)
 
 
 block_lists = st.lists(st.sampled_from("abcdef"), unique=True, max_size=6)
@@ -378,8 +384,8 @@ def test_scores_stay_in_range_and_gold_scores_one_against_itself(
         for i, (_, p, _, r, _, b) in enumerate(docs)
     ]
     cfg = config(boundary_window=1, bootstrap_resamples=50)
-    for name, value in score_structure(gold, pred, cfg).metrics().items():
+    for name, value in score_structure(gold, pred, *cfg).metrics().items():
         low = -1.0 if name.startswith("kendall_tau") else 0.0
         assert low - 1e-12 <= value <= 1.0 + 1e-12, name
-    for name, m in score_structure(gold, gold, cfg).headline.items():
+    for name, m in score_structure(gold, gold, *cfg).headline.items():
         assert m.value == pytest.approx(1.0), name

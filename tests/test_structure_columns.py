@@ -23,6 +23,7 @@ import synth
 
 from extract_mlflow import evaluate
 from extract_mlflow.config import StructureConfig
+from extract_mlflow.core.statistics import StatisticsConfig
 from extract_mlflow.evaluation.families import TOOLS
 from extract_mlflow.evaluation.structure import structure_frame
 from extract_mlflow.structure import records as structure_module
@@ -45,11 +46,15 @@ def documents(n: int, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[st
     return out_gold, out_pred
 
 
-CONFIG = StructureConfig(slice_by=("scan", "total"), bootstrap_resamples=200)
+CONFIG = StructureConfig()
+STATISTICS = StatisticsConfig(slice_by=("scan", "total"), bootstrap_resamples=200)
 
 
 def scored(gold: list[dict[str, Any]], pred: list[dict[str, Any]]) -> list[Any]:
-    return [score_document(g["id"], g, p, CONFIG) for g, p in zip(gold, pred, strict=True)]
+    return [
+        score_document(g["id"], g, p, CONFIG, STATISTICS.slice_by)
+        for g, p in zip(gold, pred, strict=True)
+    ]
 
 
 def summary_of(
@@ -58,14 +63,14 @@ def summary_of(
     parts = parts or [list(range(len(docs)))]
     records = []
     for part in parts:
-        r = StructureRecords(CONFIG.slice_by, listed=listed)
+        r = StructureRecords(STATISTICS.slice_by, listed=listed)
         for position in part:
             r.add(position, docs[position])
         records.append(r)
     first = records[0]
     for other in records[1:]:
         first.merge(other)
-    return first.summary(CONFIG, TOOLS)
+    return first.summary(CONFIG, STATISTICS, TOOLS)
 
 
 def without_listing(data: dict[str, Any]) -> dict[str, Any]:

@@ -145,7 +145,7 @@ class Evaluation:
         self.positions: set[int] = set()
         self.sink = sink
         self.compact = (
-            CompactRecords(slices=bool(cfg.structure.slice_by)) if sink is not None else None
+            CompactRecords(slices=bool(cfg.statistics.slice_by)) if sink is not None else None
         )
         self.notes: list[tuple[int, str]] = []
         self.fields = FieldCounts()
@@ -178,7 +178,7 @@ class Evaluation:
             skip = (cfg.text_key, *setup.family_keys)
             fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
-        slice_by = tuple(cfg.structure.slice_by)
+        slice_by = tuple(cfg.statistics.slice_by)
         self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
         return self._tools
 
@@ -332,8 +332,8 @@ class Evaluation:
             warnings=self.config_use.warnings(cfg) if self.config_use is not None else [],
             pages=pages,
         )
-        report.intervals = count_intervals(documents.count_matrix(), report.micro, cfg.structure)
-        report.slice_metrics = count_slice_metrics(documents, cfg.structure)
+        report.intervals = count_intervals(documents.count_matrix(), report.micro, cfg.statistics)
+        report.slice_metrics = count_slice_metrics(documents, cfg.statistics)
         if self.fidelity is not None:
             report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         for name, part in self.families.items():
@@ -346,7 +346,7 @@ class Evaluation:
         """The documents' notes in gold order, then the slice attributes no document has and
         the fields not inferred a quantity for want of one gold value."""
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
-        for attribute in self.setup.config.structure.slice_by:
+        for attribute in self.setup.config.statistics.slice_by:
             if all(d.attributes.get(attribute) is None for d in documents):
                 notes.append(f"slice attribute '{attribute}': no gold document has it (no slices)")
         for path in sorted(self.fields.state.mixed()):

@@ -166,8 +166,8 @@ def resolve_call_config(
     if text_key is not None and text_key != cfg.text_key:
         cfg = cfg.model_copy(update={"text_key": text_key})
     if slice_by:
-        structure = cfg.structure.model_copy(update={"slice_by": tuple(slice_by)})
-        cfg = cfg.model_copy(update={"structure": structure})
+        statistics = cfg.statistics.model_copy(update={"slice_by": tuple(slice_by)})
+        cfg = cfg.model_copy(update={"statistics": statistics})
     return cfg
 
 

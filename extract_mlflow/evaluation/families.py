@@ -27,8 +27,8 @@ from .stats import bootstrap_sums, percentile_interval, ratio_interval
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..core.statistics import StatisticsConfig
     from ..families.base import Documents, FamilyPart
-    from ..structure.section import StructureConfig
 
 WORST = 10
 """documents listed worst first by each family's first metric"""
@@ -63,21 +63,21 @@ def active_families(config: Config) -> tuple[Family, ...]:
 def family_parts(config: Config) -> dict[str, FamilyPart]:
     """The state of each active family for one part of an evaluation under `config`: its own
     (:meth:`~extract_mlflow.families.base.Family.start`), else the engine's statistics."""
-    settings = config.structure  # the slices and intervals of every metric
+    settings = config.statistics  # the slices and intervals of every metric
     out: dict[str, FamilyPart] = {}
     for f in active_families(config):
         section = config.section(f.name)
-        out[f.name] = f.start(section, settings.slice_by) or FamilyState(f.name, settings, section)
+        out[f.name] = f.start(section, settings) or FamilyState(f.name, settings, section)
     return out
 
 
 class FamilyState:
     """The statistics of one family over the documents of one part (plain data, picklable)."""
 
-    def __init__(self, name: str, settings: StructureConfig, section: Any) -> None:
+    def __init__(self, name: str, settings: StatisticsConfig, section: Any) -> None:
         self.name = name
         self.settings = settings
-        """the run-wide slice and bootstrap settings (``[structure]``)"""
+        """the run-wide slice and bootstrap settings (``[statistics]``)"""
         self.slice_by = tuple(settings.slice_by)
         self.section = section
         """the family's config section (:meth:`update` scores under it)"""
@@ -206,7 +206,7 @@ def _family(name: str) -> Family:
 def _values(
     columns: Mapping[str, tuple[Any, Any]],
     keep: npt.NDArray[np.int64] | None,
-    config: StructureConfig,
+    config: StatisticsConfig,
 ) -> dict[str, FamilyValue]:
     """Every metric over the documents (the rows `keep` of them, when given), with its
     interval: one bootstrap draw for all the metrics; documents without a metric add 0 to both
@@ -239,7 +239,7 @@ def _values(
 
 
 def _slices(
-    columns: Mapping[str, tuple[Any, Any]], attributes: list[Any], config: StructureConfig
+    columns: Mapping[str, tuple[Any, Any]], attributes: list[Any], config: StatisticsConfig
 ) -> list[FamilySlice]:
     """The slices by one attribute (documents lacking it are in none), in label order
     (numeric: by value), each with every metric over its documents."""

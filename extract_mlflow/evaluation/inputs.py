@@ -97,7 +97,7 @@ class Setup:
             raise ConfigError(f"unknown layout profile '{profile}' (profiles: {known})")
         extras = extras or Extras()
         ruled = {path.split(".")[0].removesuffix("[]") for path in config.fields}
-        tops = tuple(t for p in config.structure.slice_by if (t := p.split(".")[0]) not in ruled)
+        tops = tuple(t for p in config.statistics.slice_by if (t := p.split(".")[0]) not in ruled)
         inputs = (k for f in FAMILIES for k in f.keys(config.section(f.name)))
         family = (*inputs, *tops)
         if extras.source_key:

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ..core.counts import Counts
 from ..core.keys import slice_key
-from ..structure.section import StructureConfig
+from ..core.statistics import StatisticsConfig
 from .stats import count_intervals
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _bins(values: list[float], bins: int) -> tuple[list[str], list[int]]:
     return labels, [int(i) for i in index]
 
 
-def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str], bool]:
+def slice_labels(raw: Sequence[Any], config: StatisticsConfig) -> tuple[list[str], bool]:
     """The slice label of each attribute value, and whether the attribute is numeric (then
     binned into ``numeric_bins`` quantile bins when it has more than ``max_slices`` values)."""
     numeric = bool(raw) and all(_is_number(v) for v in raw)
@@ -57,7 +57,7 @@ def slice_labels(raw: Sequence[Any], config: StructureConfig) -> tuple[list[str]
 
 
 def grouped_rows(
-    values: Sequence[Any], config: StructureConfig
+    values: Sequence[Any], config: StatisticsConfig
 ) -> tuple[dict[str, list[int]], dict[str, list[float]], bool]:
     """The rows whose value is not None, grouped by slice label (first-seen order); the
     values of each group when the attribute is numeric; whether it is."""
@@ -89,7 +89,7 @@ class CountSlice:
 
 
 def count_slices(
-    documents: DocumentTable, attribute: str, config: StructureConfig
+    documents: DocumentTable, attribute: str, config: StatisticsConfig
 ) -> list[CountSlice]:
     """The field-metric slices of one attribute, in label order (numeric: by value). Each
     slice's interval is :func:`~extract_mlflow.evaluation.stats.count_intervals` over its own
@@ -113,7 +113,7 @@ def count_slices(
     return out
 
 
-def count_slice_metrics(documents: DocumentTable, config: StructureConfig) -> dict[str, float]:
+def count_slice_metrics(documents: DocumentTable, config: StatisticsConfig) -> dict[str, float]:
     """`<metric>_by_<attribute>/<value>` for micro precision, recall and F1 over the
     documents of each value of every --slice-by attribute, and their intervals
     (`f1_ci_low_by_<attribute>/<value>`, …)."""

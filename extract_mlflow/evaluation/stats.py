@@ -27,7 +27,7 @@ from .draws import kernel_stream
 
 if TYPE_CHECKING:
     from ..core.counts import Counts
-    from ..structure.section import StructureConfig
+    from ..core.statistics import StatisticsConfig
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -444,7 +444,7 @@ def summarize(point: float, deltas: FloatArray, confidence: float) -> Interval |
 
 
 def count_intervals(
-    counts: npt.NDArray[Any], micro: Counts, config: StructureConfig
+    counts: npt.NDArray[Any], micro: Counts, config: StatisticsConfig
 ) -> dict[str, float]:
     """`<metric>_ci_low` / `<metric>_ci_high`: the seeded percentile bootstrap interval over
     documents of micro precision, recall and F1, each recomputed from the resample's summed

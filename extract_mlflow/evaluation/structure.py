@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..core.statistics import StatisticsConfig
 from ..errors import InputError
 from ..structure.records import StructureRecords
 from ..structure.score import DocumentStructure, StructureSummary, score_document
@@ -32,26 +33,34 @@ def score_structure(
     gold_docs: Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]],
     pred_docs: Mapping[str, Mapping[str, Any] | None] | Iterable[Mapping[str, Any]],
     config: StructureConfig | None = None,
+    statistics: StatisticsConfig | None = None,
     *,
     id_key: str = "id",
 ) -> StructureSummary:
-    """Score every gold document's structure fields against its prediction.
+    """Score every gold document's structure fields against its prediction, sliced and
+    resampled as `statistics` say (the defaults of ``[statistics]`` when None).
 
     Documents are mappings ``id → line`` or lists of lines carrying ``id_key``; a gold
     document without a prediction is scored against an empty one.
     """
-    cfg = config or StructureConfig()
+    cfg, stats = config or StructureConfig(), statistics or StatisticsConfig()
     gold, pred = _keyed(gold_docs, id_key), _keyed(pred_docs, id_key)
-    return summarize([score_document(i, g, pred.get(i), cfg) for i, g in gold.items()], cfg)
+    scored = [score_document(i, g, pred.get(i), cfg, stats.slice_by) for i, g in gold.items()]
+    return summarize(scored, cfg, stats)
 
 
-def summarize(documents: Iterable[DocumentStructure], config: StructureConfig) -> StructureSummary:
+def summarize(
+    documents: Iterable[DocumentStructure],
+    config: StructureConfig,
+    statistics: StatisticsConfig | None = None,
+) -> StructureSummary:
     """The summary of the scored documents (in gold order): headline values with their
     intervals, the slices and the documents' notes."""
-    records = StructureRecords(config.slice_by)
+    stats = statistics or StatisticsConfig()
+    records = StructureRecords(stats.slice_by)
     for position, doc in enumerate(documents):
         records.add(position, doc)
-    return records.summary(config, TOOLS)
+    return records.summary(config, stats, TOOLS)
 
 
 def structure_frame(summary: StructureSummary, ids: Sequence[str] | None = None) -> pd.DataFrame:

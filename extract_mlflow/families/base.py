@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from ..core.curves import Curves
 from ..core.keys import slice_key
+from ..core.statistics import StatisticsConfig
 
 Statistics = Mapping[str, tuple[float, float]]
 """metric -> (numerator, denominator) of one document; a metric it lacks is left out"""
@@ -168,9 +169,10 @@ class Family(Protocol):
         that had them before the seam; a family with a :meth:`definition` has none."""
         ...
 
-    def start(self, section: Any, slice_by: tuple[str, ...]) -> FamilyPart | None:
-        """Its own state for one part of an evaluation; None: the engine's, the statistics of
-        :meth:`document` (:class:`~extract_mlflow.evaluation.families.FamilyState`)."""
+    def start(self, section: Any, statistics: StatisticsConfig) -> FamilyPart | None:
+        """Its own state for one part of an evaluation, sliced and resampled as the run-wide
+        `statistics` say; None: the engine's, the statistics of :meth:`document`
+        (:class:`~extract_mlflow.evaluation.families.FamilyState`)."""
         ...
 
     def markdown(self, summary: Any) -> list[str]:

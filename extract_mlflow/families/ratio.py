@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.language import tr
+from ..core.statistics import StatisticsConfig
 from ..core.text import capped, escape_pipes, fmt, md_cell
 from .base import FamilyPart, FamilySummary, FamilyValue
 
@@ -24,7 +25,7 @@ class RatioFamily:
     def params(self, section: Any, ran: bool) -> dict[str, str]:
         return {}
 
-    def start(self, section: Any, slice_by: tuple[str, ...]) -> FamilyPart | None:
+    def start(self, section: Any, statistics: StatisticsConfig) -> FamilyPart | None:
         return None
 
     def markdown(self, summary: FamilySummary) -> list[str]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..core.language import tr
+from ..core.statistics import StatisticsConfig
 from ..core.text import capped, capped_lines, escape_pipes, fmt
 from ..structure.section import METRICS, StructureConfig
 from .base import Documents, Statistics, Tools
@@ -33,22 +34,23 @@ class StructurePart:
     """The structure family's state over one part of an evaluation: the records of the
     documents with a structure key (from the first on: the scorers are imported then)."""
 
-    def __init__(self, section: StructureConfig) -> None:
+    def __init__(self, section: StructureConfig, statistics: StatisticsConfig) -> None:
         self.section = section
+        self.statistics = statistics
         self.keys = section.input_keys()
         self.records: StructureRecords | None = None
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, StructurePart) and (self.section, self.records) == (
-            other.section,
-            other.records,
-        )
+        if not isinstance(other, StructurePart):
+            return False
+        mine = (self.section, self.statistics, self.records)
+        return mine == (other.section, other.statistics, other.records)
 
     def _records(self) -> StructureRecords:
         if self.records is None:
             from ..structure.records import StructureRecords  # the scorers: for structure only
 
-            self.records = StructureRecords(self.section.slice_by)
+            self.records = StructureRecords(self.statistics.slice_by)
         return self.records
 
     def update(
@@ -62,7 +64,10 @@ class StructurePart:
         if any(key in gold for key in self.keys):
             from ..structure.score import score_document
 
-            self._records().add(position, score_document(doc_id, gold, pred, self.section))
+            slice_by = self.statistics.slice_by
+            self._records().add(
+                position, score_document(doc_id, gold, pred, self.section, slice_by)
+            )
 
     def merge(self, other: StructurePart) -> StructurePart:
         if other.records is not None:
@@ -79,12 +84,12 @@ class StructurePart:
 
         records = self.records
         have = set(records.positions)
-        attributes, slice_by = documents.attributes, self.section.slice_by
+        attributes, slice_by = documents.attributes, self.statistics.slice_by
         for k, position in enumerate(documents.positions.tolist()):
             if position not in have:
                 values = attributes[k] if attributes is not None else {}
                 records.add(position, Empty(documents.ids[k], {a: values.get(a) for a in slice_by}))
-        return records.summary(self.section, tools)
+        return records.summary(self.section, self.statistics, tools)
 
 
 class Structure:
@@ -113,8 +118,8 @@ class Structure:
         anls = "official" if ran and section.anls == "official" else ""
         return {"teds_definition": teds, "anls_definition": anls}
 
-    def start(self, section: StructureConfig, slice_by: tuple[str, ...]) -> StructurePart:
-        return StructurePart(section)
+    def start(self, section: StructureConfig, statistics: StatisticsConfig) -> StructurePart:
+        return StructurePart(section, statistics)
 
     def document(
         self, gold: Mapping[str, Any], pred: Mapping[str, Any] | None, section: StructureConfig

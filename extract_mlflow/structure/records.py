@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.curves import MetricValue
+from ..core.statistics import StatisticsConfig
 from .score import (
     METRICS,
     DocumentStructure,
@@ -125,9 +126,11 @@ class StructureRecords:
                 heapq.heappop(self.kept)
         return self
 
-    def summary(self, config: StructureConfig, tools: Any) -> StructureSummary:
+    def summary(
+        self, config: StructureConfig, statistics: StatisticsConfig, tools: Any
+    ) -> StructureSummary:
         """The documents in gold order: headline values with their intervals, the slices, the
-        notes and the listed documents."""
+        notes and the listed documents (sliced and resampled as `statistics` says)."""
         positions = np.asarray(self.positions, dtype=np.int64)
         order = np.argsort(positions, kind="stable")
         ordered = positions[order]
@@ -150,18 +153,17 @@ class StructureRecords:
         rank = order.tolist()
         attributes = {a: [values[i] for i in rank] for a, values in self.attributes.items()}
         columns = StructureColumns(len(ordered), metrics, reading, attributes)
-        slices = {a: _slices(columns, a, config, tools) for a in config.slice_by}
+        slices = {a: _slices(columns, a, statistics, tools) for a in statistics.slice_by}
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
         listed = [d for _, d in sorted(self.kept, key=lambda item: -item[0])]
-        return StructureSummary(
-            listed, _aggregate(columns.metrics, None, config, tools), slices, config, notes, columns
-        )
+        headline = _aggregate(columns.metrics, None, statistics, tools)
+        return StructureSummary(listed, headline, slices, config, statistics, notes, columns)
 
 
 def _aggregate(
     metrics: Mapping[str, MetricColumn],
     rows: npt.NDArray[np.int64] | None,
-    config: StructureConfig,
+    config: StatisticsConfig,
     tools: Any,
 ) -> dict[str, MetricValue]:
     """Every headline metric over the documents that have it (of `rows`, sorted, when given),
@@ -182,7 +184,7 @@ def _aggregate(
 
 
 def _slices(
-    columns: StructureColumns, attribute: str, config: StructureConfig, tools: Any
+    columns: StructureColumns, attribute: str, config: StatisticsConfig, tools: Any
 ) -> list[Slice]:
     """The slices of the documents by one attribute (documents lacking it are in none), in
     label order (numeric: by value): each metric's value and its interval

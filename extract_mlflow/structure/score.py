@@ -50,6 +50,7 @@ from ..core.counts import Counts
 from ..core.curves import Curves, MetricValue
 from ..core.keys import slice_key
 from ..core.paths import lookup
+from ..core.statistics import StatisticsConfig
 from ..errors import InputError
 from .anls import parse_gold_regions, parse_pred_regions, score_regions
 from .boundaries import parse_positions, score_boundaries
@@ -203,9 +204,11 @@ def score_document(
     gold: Mapping[str, Any],
     pred: Mapping[str, Any] | None,
     config: StructureConfig,
+    slice_by: tuple[str, ...] = (),
 ) -> DocumentStructure:
-    """Every structure family whose field the gold line has, for one document."""
-    doc = DocumentStructure(doc_id, {a: lookup(gold, a) for a in config.slice_by})
+    """Every structure family whose field the gold line has, for one document (with the
+    values of its slice attributes `slice_by`)."""
+    doc = DocumentStructure(doc_id, {a: lookup(gold, a) for a in slice_by})
     families = (
         (config.tables_key, _tables),
         (config.blocks_key, _reading),
@@ -304,6 +307,8 @@ class StructureSummary:
     headline: dict[str, MetricValue]
     slices: dict[str, list[Slice]]
     config: StructureConfig
+    statistics: StatisticsConfig
+    """the slice and interval settings it was summarized under"""
     notes: list[str] = field(default_factory=list)
     columns: StructureColumns | None = None
 
@@ -340,7 +345,7 @@ class StructureSummary:
             slices = self.slices[attribute]
             names = [n for n in METRICS if any(n in s.values for s in slices)]
             title = f"Structure metrics by {attribute}"
-            out[attribute] = Curves(title, names, list(slices), self.config.confidence)
+            out[attribute] = Curves(title, names, list(slices), self.statistics.confidence)
         return out
 
     def frame_columns(self, start: int, stop: int) -> dict[str, Any]:
@@ -397,7 +402,7 @@ class StructureSummary:
                 if self.count > len(self.documents)
                 else {}
             ),
-            "config": self.config.model_dump(mode="json"),
+            "config": self.config.model_dump(mode="json") | self.statistics.model_dump(mode="json"),
         }
 
 

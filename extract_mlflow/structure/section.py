@@ -1,6 +1,6 @@
 """The ``[structure]`` config section: the key names the structure scorers read, their
-definitions and tolerances, and (for historical reasons, as the config format has them here)
-the run-wide slice and bootstrap settings that every metric's slices and intervals use.
+definitions and tolerances (the run-wide slice and bootstrap settings are ``[statistics]``:
+:class:`~extract_mlflow.core.statistics.StatisticsConfig`).
 
 Beside the scorers, below the config and the metric families (:mod:`extract_mlflow.families`),
 so that a family module can declare it as its section and call the scorers; the config keeps it
@@ -56,12 +56,6 @@ class StructureConfig(BaseModel):
     anls: Literal["normalized", "official"] = "normalized"
     """ANLS rule: NL = distance / the longer normalised string (``anls``), or the DocVQA
     evaluation script's, which divides by the longer raw string (``anls_official``)."""
-    slice_by: tuple[str, ...] = ()
-    max_slices: int = Field(default=20, ge=1, strict=True)
-    numeric_bins: int = Field(default=5, ge=2, strict=True)
-    bootstrap_resamples: int = Field(default=1000, ge=1, strict=True)
-    bootstrap_seed: int = Field(default=0, strict=True)
-    confidence: float = Field(default=0.95, gt=0, lt=1, strict=True)
 
     def input_keys(self) -> tuple[str, ...]:
         """The top-level gold keys the scorers read: a document whose gold line has one is

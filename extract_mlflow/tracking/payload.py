@@ -331,8 +331,8 @@ def write_eval_artifacts(report: Report, folder: Path, prompts: Sequence[str | P
             name = "robustness.png" if n == 0 else f"robustness_{safe_name(attribute)}.png"
             robustness_plot(summary, out / name, attribute)
             n += 1
-    for attribute in report.config.structure.slice_by:  # field metrics by slice, with intervals
-        slices = count_slices(report.documents, attribute, report.config.structure)
+    for attribute in report.config.statistics.slice_by:  # field metrics by slice, with intervals
+        slices = count_slices(report.documents, attribute, report.config.statistics)
         if slices:
             name = f"field_robustness_{safe_name(attribute)}.png"
             field_robustness_plot(slices, attribute, out / name)
