@@ -29,7 +29,8 @@ _GUARD = _compiled.install_guard(__name__, __path__[0])
 
 if TYPE_CHECKING:
     from .comparison import Comparison, ScoredRun, compare
-    from .config import Config, FieldRule, load_config
+    from .config import Config, FieldRule
+    from .config_file import load_config
     from .core.counts import Counts
     from .diffing import Diff, diff
     from .evaluation.evaluate import evaluate
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "Config": "config",
     "FieldRule": "config",
-    "load_config": "config",
+    "load_config": "config_file",
     "Counts": "core.counts",
     "DocumentResult": "report",
     "FieldResult": "report",

@@ -217,7 +217,7 @@ def hints(
     the scorer compares them under --config), as text ready to paste into the prompt for
     document ID; stderr says how many values were withheld. An ID that GOLD does not hold is
     an error (exit 2)."""
-    from .config import load_config
+    from .config_file import load_config
     from .io.loading import load_gold
     from .views.feedback import field_hints, hints_text
 

@@ -24,15 +24,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
 from .core.paths import EMPTY_KINDS, PATH_PATTERN, EmptyKind
-from .core.statistics import MOVED_FROM_STRUCTURE, StatisticsConfig
+from .core.statistics import StatisticsConfig
 from .errors import ConfigError
-from .families import FAMILIES, by_name
 from .structure.section import StructureConfig as StructureConfig  # its home: the scorers
 
 FieldType = Literal["number", "quantity", "ratio", "date", "text", "id", "enum", "bool"]
@@ -149,31 +147,22 @@ class Config(_Strict):
     """how every metric is sliced and how its interval is drawn (run-wide)"""
     _sections: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
     """the sections of the metric families (:mod:`extract_mlflow.families`) that the config
-    sets, by family name: read with :meth:`section`, set with :meth:`with_section`"""
+    sets and that are not fields of it, by family name"""
 
-    def section(self, family: str) -> Any:
-        """The config section of a registered metric family (its defaults when not set)."""
-        found = self._sections.get(family)
-        if found is not None:
-            return found
+    def section(self, family: str) -> BaseModel | None:
+        """The config section of the metric family `family` as set (a field of the config, or
+        one it was given with :meth:`with_section`); None when it sets none (the family's
+        defaults: :func:`extract_mlflow.families.section_of`)."""
         if family in type(self).model_fields:  # a section the config has had as a field
-            return getattr(self, family)
-        registered = by_name(family)
-        if registered is None:
-            raise KeyError(f"no metric family {family!r}")
-        return registered.section()
+            return getattr(self, family)  # type: ignore[no-any-return]
+        return self._sections.get(family)
 
-    def with_section(self, family: str, section: BaseModel | dict[str, Any]) -> Config:
-        """A copy with the section of the metric family `family` set (a model or a
-        mapping of its keys)."""
-        registered = by_name(family)
-        if registered is None:
-            raise KeyError(f"no metric family {family!r}")
-        model = section if isinstance(section, BaseModel) else registered.section(**section)
+    def with_section(self, family: str, section: BaseModel) -> Config:
+        """A copy with the section of the metric family `family` set."""
         if family in type(self).model_fields:
-            return self.model_copy(update={family: model})
+            return self.model_copy(update={family: section})
         copy = self.model_copy()
-        copy._sections = {**self._sections, family: model}
+        copy._sections = {**self._sections, family: section}
         return copy
 
     @field_validator("fields")
@@ -219,52 +208,6 @@ class Config(_Strict):
         import tomli_w
 
         return tomli_w.dumps(self._dump(exclude_none=True))
-
-
-def _format_validation_error(source: str, err: ValidationError, within: str = "") -> str:
-    errors = err.errors()
-    # an unknown key explains a "field required" next to it (a typo), so it is named first
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    key = ".".join([*([within] if within else []), *(str(p) for p in first["loc"])]) or "<root>"
-    if first["type"] == "extra_forbidden":
-        return f"{source}: unknown config key '{key}'"
-    return f"{source}: config key '{key}': {first['msg']}"
-
-
-def config_from_mapping(data: dict[str, Any], source: str = "config") -> Config:
-    """Validate a mapping into a :class:`Config`; errors name the offending key."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the config must be a table/object, not {type(data).__name__}")
-    moved = data.get("structure")
-    moved = [k for k in MOVED_FROM_STRUCTURE if k in moved] if isinstance(moved, dict) else []
-    if moved:
-        key = moved[0]
-        raise ConfigError(f"{source}: config key 'structure.{key}' is now 'statistics.{key}'")
-    sections = {
-        f.name: data[f.name]
-        for f in FAMILIES
-        if f.name in data and f.name not in Config.model_fields
-    }
-    try:
-        config = Config.model_validate({k: v for k, v in data.items() if k not in sections})
-    except ValidationError as err:
-        raise ConfigError(_format_validation_error(source, err)) from None
-    for name, value in sections.items():  # a metric family's section (extract_mlflow.families)
-        if not isinstance(value, dict):
-            raise ConfigError(f"{source}: config key '{name}' must be a table")
-        try:
-            config = config.with_section(name, value)
-        except ValidationError as err:
-            raise ConfigError(_format_validation_error(source, err, name)) from None
-    return config
-
-
-def load_config(path: str | Path | None) -> Config:
-    """Read a TOML (``.toml``) or JSON config file; ``None`` gives the defaults."""
-    if path is None:
-        return Config()
-    p = Path(path)
-    return config_from_mapping(read_settings(p, "config file"), str(p))
 
 
 def read_settings(path: str | Path, label: str) -> Any:

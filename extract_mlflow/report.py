@@ -19,7 +19,7 @@ from .config import Config
 from .core.counts import Counts, ratio
 from .core.keys import field_key, field_keys
 from .core.signature import signature_of
-from .families import FAMILIES, Summary, by_name
+from .families import FAMILIES, Summary, by_name, section_of
 from .fields.scorer import CATEGORIES, ErrorRecord
 
 if TYPE_CHECKING:
@@ -316,7 +316,7 @@ class Report:
         """
         own = {}
         for f in FAMILIES:
-            own.update(f.params(self.config.section(f.name), f.name in self.families))
+            own.update(f.params(section_of(self.config, f), f.name in self.families))
         return {
             "scorer_version": self.scorer_version,
             "config_digest": self.config.digest(),
@@ -335,7 +335,7 @@ class Report:
         parts = []
         for name in self.families:
             family = by_name(name)
-            definition = family.definition(self.config.section(name)) if family else ""
+            definition = family.definition(section_of(self.config, family)) if family else ""
             if definition:
                 parts.append(f"{name}={definition}")
         return ",".join(parts)

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extract_mlflow.config import FIELD_TYPES, Config, FieldRule, config_from_mapping, load_config
+from extract_mlflow.config import FIELD_TYPES, Config, FieldRule
+from extract_mlflow.config_file import config_from_mapping, load_config
 from extract_mlflow.errors import ConfigError, ExtractMlflowError
 
 DESIGN_EXAMPLE = """\
@@ -283,7 +284,7 @@ def test_the_statistics_section_kept_every_digest() -> None:
         with pytest.raises(ConfigError) as err:
             config_from_mapping({"structure": {key: moved.get(key, 1)}}, "c.toml")
         assert str(err.value) == f"c.toml: config key 'structure.{key}' is now 'statistics.{key}'"
-    with pytest.raises(ConfigError, match="unknown config key 'statistics.bootstrap'"):
+    with pytest.raises(ConfigError, match=r"unknown config key 'statistics\.bootstrap'"):
         config_from_mapping({"statistics": {"bootstrap": 5}})
 
 

@@ -159,7 +159,7 @@ def test_warnings_are_the_same_whatever_the_predictions(
     if typed:
         config["fields"]["due"] = {"type": "date"}
     expected = evaluate(rows, rows, config).warnings
-    from extract_mlflow.config import config_from_mapping
+    from extract_mlflow.config_file import config_from_mapping
 
     assert expected == config_warnings(config_from_mapping(config), {r["id"]: r for r in rows})
     for pred in preds:

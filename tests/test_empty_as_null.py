@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extract_mlflow import evaluate
-from extract_mlflow.config import Config, config_from_mapping, load_config
+from extract_mlflow.config import Config
+from extract_mlflow.config_file import config_from_mapping, load_config
 from extract_mlflow.errors import ConfigError
 from extract_mlflow.fields.scorer import FieldScorer
 

@@ -193,7 +193,7 @@ def test_no_hint_scores_as_the_documents_own_value(
     rows = [{"id": f"d{i}", **d} for i, d in enumerate(docs)]
     target = rows[x % len(rows)]["id"]
     config = {"fields": RULES} if configured else {}
-    from extract_mlflow.config import config_from_mapping
+    from extract_mlflow.config_file import config_from_mapping
 
     hints = field_hints(rows, target, per_field=99, config=config_from_mapping(config))
 

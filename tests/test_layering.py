@@ -23,12 +23,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("core",),
     ("text_accuracy",),  # CER/WER statistics: the text accuracy family's own arithmetic
     ("structure",),  # TEDS, reading order, ANLS, boundaries and their section: pure scorers
-    ("families",),  # what each metric family declares (config sections read it)
-    ("config",),
+    ("config",),  # the config's models (they know no metric family)
     ("io",),
     ("fields",),
     ("pages",),
     ("fidelity",),
+    ("families",),  # the registered metric families: a family's module may sit below
+    ("config_file",),  # a config read with every family's section
     ("report",),
     ("evaluation",),
     ("spark",),  # the Spark engine: evaluation and io on a cluster (pyspark inside functions)

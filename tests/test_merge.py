@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extract_mlflow.config import Config, config_from_mapping
+from extract_mlflow.config import Config
+from extract_mlflow.config_file import config_from_mapping
 from extract_mlflow.evaluation.accumulator import DocumentInput, Evaluation, Inputs, Setup
 from extract_mlflow.evaluation.evaluate import (
     Extras,

@@ -139,7 +139,7 @@ def check_models_evaluate(uri: str, frame: pd.DataFrame, reference: Report, tmp_
 
 
 def evaluate_frame(frame: pd.DataFrame) -> Report:
-    from extract_mlflow.config import load_config
+    from extract_mlflow.config_file import load_config
     from extract_mlflow.evaluation.evaluate import score_sets
 
     gold, pred = build_sets(list(frame["id"]), list(frame["gold"]), list(frame["pred"]))
@@ -252,7 +252,7 @@ def test_genai_evaluate_offline(mlflow_env: Path, local_store: str) -> None:
         }
         for g in gold_rows()
     ]
-    from extract_mlflow.config import load_config
+    from extract_mlflow.config_file import load_config
 
     config = load_config(CONFIG)
     expected = [score_pair(r["outputs"], r["expectations"], config).micro.f1 for r in data]

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_stream import write
 
-from extract_mlflow.config import Config, load_config
+from extract_mlflow.config import Config
+from extract_mlflow.config_file import load_config
 from extract_mlflow.errors import ExtractMlflowError
 from extract_mlflow.evaluation.accumulator import Extras
 from extract_mlflow.evaluation.evaluate import score_files

@@ -142,7 +142,7 @@ def test_a_copied_prediction_is_grounded_in_its_source(tmp_path: Path) -> None:
 def _page_report(gold_pages: list[dict[str, Any]], pred_pages: list[dict[str, Any]]) -> Report:
     import tomllib
 
-    from extract_mlflow.config import config_from_mapping
+    from extract_mlflow.config_file import config_from_mapping
 
     return evaluate(gold_pages, pred_pages, config_from_mapping(tomllib.loads(synth.PAGE_CONFIG)))
 

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from test_compact import assert_compact_same
 from test_stream import file_pairs, write
 
-from extract_mlflow.config import Config, load_config
+from extract_mlflow.config import Config
+from extract_mlflow.config_file import load_config
 from extract_mlflow.core.runtime import usable_cores
 from extract_mlflow.errors import ConfigError, ExtractMlflowError
 from extract_mlflow.evaluation.accumulator import Extras

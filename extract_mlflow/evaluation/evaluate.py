@@ -8,7 +8,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, load_config
+from ..config import Config
+from ..config_file import load_config
 from ..core.runtime import gc_paused, usable_cores
 from ..errors import ConfigError, ExtractMlflowError
 from ..io.loading import (
@@ -57,7 +58,7 @@ def resolve_config(
     if isinstance(config, Config):
         cfg = config
     elif isinstance(config, Mapping):
-        from ..config import config_from_mapping
+        from ..config_file import config_from_mapping
 
         cfg = config_from_mapping(dict(config))
     else:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core.paths import lookup
-from ..families import FAMILIES, Family, FamilySlice, FamilySummary, FamilyValue
+from ..families import FAMILIES, Family, FamilySlice, FamilySummary, FamilyValue, section_of
 from .slices import grouped_rows, mean_value
 from .stats import bootstrap_sums, percentile_interval, ratio_interval
 
@@ -57,7 +57,7 @@ TOOLS = EngineTools()
 
 def active_families(config: Config) -> tuple[Family, ...]:
     """The registered families that run under `config`."""
-    return tuple(f for f in FAMILIES if f.active(config.section(f.name)))
+    return tuple(f for f in FAMILIES if f.active(section_of(config, f)))
 
 
 def family_parts(config: Config) -> dict[str, FamilyPart]:
@@ -66,7 +66,7 @@ def family_parts(config: Config) -> dict[str, FamilyPart]:
     settings = config.statistics  # the slices and intervals of every metric
     out: dict[str, FamilyPart] = {}
     for f in active_families(config):
-        section = config.section(f.name)
+        section = section_of(config, f)
         out[f.name] = f.start(section, settings) or FamilyState(f.name, settings, section)
     return out
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..errors import ConfigError
-from ..families import FAMILIES
+from ..families import FAMILIES, section_of
 from ..io.loading import GoldSet, PredictionSet
 from ..io.source_file import SourceUse
 
@@ -98,7 +98,7 @@ class Setup:
         extras = extras or Extras()
         ruled = {path.split(".")[0].removesuffix("[]") for path in config.fields}
         tops = tuple(t for p in config.statistics.slice_by if (t := p.split(".")[0]) not in ruled)
-        inputs = (k for f in FAMILIES for k in f.keys(config.section(f.name)))
+        inputs = (k for f in FAMILIES for k in f.keys(section_of(config, f)))
         family = (*inputs, *tops)
         if extras.source_key:
             family += (extras.source_key,)

@@ -6,9 +6,14 @@ the paired comparison, the views) reads this tuple and nothing else names a fami
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .base import Family, FamilySlice, FamilySummary, FamilyValue, Statistics, Summary
 from .structure import STRUCTURE
 from .text_accuracy import TEXT_ACCURACY
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 FAMILIES: tuple[Family, ...] = (STRUCTURE, TEXT_ACCURACY)
 
@@ -22,12 +27,20 @@ __all__ = [
     "Summary",
     "by_name",
     "lower_is_better",
+    "section_of",
 ]
 
 
 def by_name(name: str) -> Family | None:
     """The registered family called `name`, else None."""
     return next((f for f in FAMILIES if f.name == name), None)
+
+
+def section_of(config: Config, family: Family) -> Any:
+    """The config section of `family` in `config`: as the config sets it, else the family's
+    defaults."""
+    found = config.section(family.name)
+    return found if found is not None else family.section()
 
 
 def lower_is_better(base: str) -> bool:
