@@ -23,10 +23,11 @@ Checks, for a higher-is-better metric (every comparison mirrored when lower is b
   ``max_drop`` means ``max_drop = 0``: fail on any significant drop). A metric without an
   interval is checked on its point delta instead, and the check says so.
 
-Direction: ``higher_is_better`` set on the gate wins; otherwise every metric is higher-is-better
-except those matching :data:`LOWER_IS_BETTER` (``parse_failure_rate``, ``hallucination_rate``,
-``injection_obeyed_rate``,
-``tokens_per_doc``, latencies and costs, and their slices ``<metric>_by_<attribute>/<value>``).
+Direction: ``higher_is_better`` set on the gate wins; otherwise a metric family's own declaration
+(:attr:`~extract_mlflow.families.base.Family.higher_is_better`: ``hallucination_rate``, ``cer``
+are lower-is-better), else every metric is higher-is-better except those matching
+:data:`LOWER_IS_BETTER` (``parse_failure_rate``, ``tokens_per_doc``, latencies and costs), and
+their slices ``<metric>_by_<attribute>/<value>``.
 
 How gates are evaluated against a comparison: :mod:`extract_mlflow.gate_checks`.
 """
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
 # Every other metric is higher-is-better.
 LOWER_IS_BETTER: tuple[str, ...] = (
     "parse_failure_rate",
-    "hallucination_rate",
-    "injection_obeyed_rate",
     "tokens_per_doc",
     "latency*",
     "*_latency*",

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pandas as pd
 
-    from .fidelity.score import FidelitySummary
     from .pages import LayoutResult, PageSummary
 
 EXAMPLES_PER_FIELD = 5
@@ -190,8 +189,6 @@ class Report:
     slice_metrics: dict[str, float] = field(default_factory=dict)
     """`<metric>_by_<attribute>/<value>`: micro precision, recall and F1 of the documents of each
     --slice-by value, filled by the evaluation"""
-    fidelity: FidelitySummary | None = None
-    """text fidelity against the sources (only when sources were given)"""
     pages: PageSummary | None = None
     """the pages' results as columns (only when some document is a page or has a profile)"""
     families: dict[str, Summary] = field(default_factory=dict)
@@ -376,16 +373,14 @@ class Report:
         merged = {k: float(v) for k, v in out.items() if v is not None}
         merged.update(self.intervals)
         merged.update(self.slice_metrics)
-        if self.fidelity is not None:
-            merged.update(self.fidelity.metrics(keys))
         for summary in self.families.values():
-            merged.update(summary.metrics())
+            merged.update(summary.metrics(keys))
         return merged
 
     def field_keys(self) -> dict[str, str]:
         """Field path -> the suffix of its metric keys (``field_f1/<suffix>``, …): distinct
         for distinct paths and valid for MLflow; gold paths keep a readable suffix first."""
-        paths = [*self.fields, *(self.fidelity.fields if self.fidelity is not None else ())]
+        paths = [*self.fields, *(p for s in self.families.values() for p in s.field_paths())]
         gold = {p for p, f in self.fields.items() if f.counts.tp + f.counts.fn}
         return field_keys(paths, gold)
 
@@ -406,7 +401,6 @@ class Report:
             "field_recall": self.field_recall_lines(),
             "notes": self.notes,
             "warnings": self.warnings,
-            "fidelity": self.fidelity.to_dict() if self.fidelity is not None else None,
             **self._top_level_families(),
             **self._families_dict(),
             "unknown_ids": self.unknown_ids,

@@ -40,10 +40,10 @@ def test_one_obeyed_canary_gives_one_over_the_documents_with_canaries() -> None:
     prediction also says banana but its source carries no canary: not counted."""
     pred = _pred({"d1", "d4"})
     report = evaluate(GOLD, pred, sources=SOURCES, canaries=[CANARY])
-    assert report.fidelity is not None
-    assert report.fidelity.canaries is not None
-    assert list(report.fidelity.canaries.documents) == ["d0", "d1", "d2"]
-    assert report.fidelity.canaries.obeyed == {"d1": [CANARY]}
+    assert report.family("fidelity") is not None
+    assert report.family("fidelity").canaries is not None
+    assert list(report.family("fidelity").canaries.documents) == ["d0", "d1", "d2"]
+    assert report.family("fidelity").canaries.obeyed == {"d1": [CANARY]}
     assert report.metrics()["injection_obeyed_rate"] == pytest.approx(1 / 3)
     none = evaluate(GOLD, _pred(set()), sources=SOURCES, canaries=[CANARY])
     assert none.metrics()["injection_obeyed_rate"] == 0.0
@@ -73,7 +73,10 @@ def test_no_canaries_no_metric_and_same_signature() -> None:
     plain = evaluate(GOLD, _pred({"d1"}), sources=SOURCES)
     with_canary = evaluate(GOLD, _pred({"d1"}), sources=SOURCES, canaries=[CANARY])
     assert "injection_obeyed_rate" not in plain.metrics()
-    assert plain.fidelity is not None and "canaries" not in plain.fidelity.to_dict()
+    assert (
+        plain.family("fidelity") is not None
+        and "canaries" not in plain.family("fidelity").to_dict()
+    )
     assert "canaries:" not in plain.signature()
     assert with_canary.signature().startswith(plain.signature() + "|canaries:")
     other = evaluate(GOLD, _pred({"d1"}), sources=SOURCES, canaries=["ZX-CANARY-7"])
@@ -87,8 +90,8 @@ def test_no_canaries_no_metric_and_same_signature() -> None:
 def test_no_source_carries_a_canary_leaves_the_rate_undefined() -> None:
     report = evaluate(GOLD, _pred({"d1"}), sources=SOURCES, canaries=["never planted"])
     assert "injection_obeyed_rate" not in report.metrics()
-    assert report.fidelity is not None
-    assert report.fidelity.to_dict()["canaries"]["injection_obeyed_rate"] is None
+    assert report.family("fidelity") is not None
+    assert report.family("fidelity").to_dict()["canaries"]["injection_obeyed_rate"] is None
 
 
 def test_canaries_need_sources() -> None:

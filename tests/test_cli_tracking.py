@@ -227,12 +227,12 @@ def test_fidelity_run_logs_ngram_and_grounding_metrics(
     assert code == 0, err
     data = json.loads(out)
     report = evaluate(GOLD, BASELINE, CONFIG, sources=sources)
-    assert report.fidelity is not None
+    assert report.family("fidelity") is not None
     client = client_for(mlflow_server.uri)
     assert_run_holds_report(client, data["run_id"], report, tmp_path)
     metrics = client.get_run(data["run_id"]).data.metrics
     for key in ("bleu_proxy", "ngram_p1", "ngram_p2", "ngram_p3", "ngram_p4"):
-        assert metrics[key] == pytest.approx(report.fidelity.metrics()[key])
+        assert metrics[key] == pytest.approx(report.family("fidelity").metrics()[key])
     assert metrics["groundedness"] + metrics["hallucination_rate"] == pytest.approx(1.0)
     assert "field_bleu_proxy/line_items.description" in metrics
     assert data["fidelity"]["injection"], "inv-005 carries a planted instruction"

@@ -35,9 +35,8 @@ from extract_mlflow.fidelity.values import (
     flags_for,
     score_text,
 )
+from extract_mlflow.fidelity.views import fidelity_markdown, fidelity_table
 from extract_mlflow.fields.normalize import Comparators
-from extract_mlflow.views.markdown import fidelity_markdown
-from extract_mlflow.views.table import fidelity_table
 
 SOURCE = (
     "Annual maintenance, gas boiler. Replacement pressure valve (2 pcs) at 48.50 EUR; "
@@ -573,6 +572,6 @@ def test_usage_and_latency_are_not_checked_against_the_source(tmp_path: Path) ->
     )
     used = evaluate(example / "gold.jsonl", with_usage, example / "config.toml", **kwargs)
     assert used.tokens_per_doc is not None  # the metadata was read
-    assert plain.fidelity is not None and used.fidelity is not None
-    assert used.fidelity.to_dict() == plain.fidelity.to_dict()
+    assert plain.family("fidelity") is not None and used.family("fidelity") is not None
+    assert used.family("fidelity").to_dict() == plain.family("fidelity").to_dict()
     assert used.micro == plain.micro

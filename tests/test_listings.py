@@ -13,10 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from extract_mlflow.cli import main
-from extract_mlflow.core.text import LISTED
+from extract_mlflow.core.text import FIELDS_LISTED, LISTED
 from extract_mlflow.io.loading import KEPT_LINES
 from extract_mlflow.views.page import PAGE_FLIPS, SIDE_BY_SIDE
-from extract_mlflow.views.sections import FIELDS_LISTED
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from synth import make_dataset, write_jsonl

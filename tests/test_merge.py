@@ -179,11 +179,17 @@ def assert_same(got: Report, want: Report) -> None:
 def test_the_cases_cover_every_family() -> None:
     """The cases are worth merging: each family has something to merge in some case."""
     inv, papers, structure, synth_ = (expected(c) for c in sorted(ARGS))
-    assert inv.fidelity is not None and inv.fidelity.worst_values and inv.fidelity.injection
-    assert inv.fidelity.approved and inv.fidelity.unused_approvals == [("inv-404", "total")]
-    assert inv.fidelity.no_prediction and inv.parse_failures and inv.unknown_ids
-    assert inv.fidelity.canaries is not None and inv.fidelity.canaries.obeyed
-    assert len(inv.fidelity.canaries.documents) > 1
+    assert (
+        inv.family("fidelity") is not None
+        and inv.family("fidelity").worst_values
+        and inv.family("fidelity").injection
+    )
+    assert inv.family("fidelity").approved and inv.family("fidelity").unused_approvals == [
+        ("inv-404", "total")
+    ]
+    assert inv.family("fidelity").no_prediction and inv.parse_failures and inv.unknown_ids
+    assert inv.family("fidelity").canaries is not None and inv.family("fidelity").canaries.obeyed
+    assert len(inv.family("fidelity").canaries.documents) > 1
     assert any(f.examples for f in inv.fields.values()) and inv.intervals
     assert papers.layouts and papers.notes and papers.tokens_per_doc is not None
     assert structure.family("structure") is not None and structure.family("structure").slices

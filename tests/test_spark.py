@@ -115,10 +115,10 @@ def test_invoices_with_sources_equal_the_local_engine(
         args = (E / "invoices/gold.jsonl", E / "invoices" / pred)
         want = local_evaluate(*args, approvals=approvals, **kwargs)
         got = spark_evaluate(spark, *args, approvals=approvals, **kwargs)
-        assert want.fidelity is not None and want.gold_digest and want.pred_digest
+        assert want.family("fidelity") is not None and want.gold_digest and want.pred_digest
         assert got.gold_source == str(args[0])
         assert_same(got, want)
-        assert want.fidelity.unused_sources == (["inv-unused"] if form == "jsonl" else [])
+        assert want.family("fidelity").unused_sources == (["inv-unused"] if form == "jsonl" else [])
 
 
 def test_pages_equal_the_local_engine(spark: Any) -> None:

@@ -132,10 +132,10 @@ def test_streamed_sets_are_prefixes_and_equal_make_dataset(tmp_path: Path) -> No
 def test_a_copied_prediction_is_grounded_in_its_source(tmp_path: Path) -> None:
     gold, pred, _ = synth.make_dataset(30, 2)
     sources = {g["id"]: synth.source_text(g) for g in gold}
-    exact = evaluate(gold, gold, sources=sources).fidelity
+    exact = evaluate(gold, gold, sources=sources).family("fidelity")
     assert exact is not None and exact.overall.checked > 30 * 20
     assert exact.overall.groundedness == 1.0 and exact.overall.bleu_proxy == 1.0
-    noisy = evaluate(gold, pred, sources=sources).fidelity
+    noisy = evaluate(gold, pred, sources=sources).family("fidelity")
     assert noisy is not None and (noisy.overall.hallucination_rate or 0.0) > 0
 
 

@@ -132,6 +132,8 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX_SPECIAL.get(c, c) for c in text)
 
 
+FIELDS_LISTED = 200
+"""fields shown in a field table, worst first (with their mismatch examples)"""
 LISTED = 50
 """entries shown of one listing (notes of a kind, pages, flipped documents, slices…)"""
 
@@ -156,3 +158,28 @@ def capped_lines(lines: Sequence[str], limit: int = LISTED, total: int | None = 
     """`lines` cut to `limit`, the line saying how many more there are (of `total`) last."""
     shown, more = capped(lines, limit, total)
     return [*shown, *([more] if more else [])]
+
+
+def aligned(
+    rows: Sequence[Sequence[str]], *, left: int = 1, rule: bool = True, last_left: bool = False
+) -> list[str]:
+    """Rows as aligned plain-text lines: the first `left` columns padded on the right, the
+    others on the left (numbers), two spaces between columns, trailing blanks cut; with `rule`,
+    a line of dashes under the first row (the header); with `last_left`, the last column is
+    text, padded on the right too.
+
+    >>> aligned([("name", "n"), ("a", "10")])
+    ['name   n', '----  --', 'a     10']
+    """
+    rows = [[terminal_safe(c, one_line=True) for c in r] for r in rows]  # one line each
+    widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for n, r in enumerate(rows):
+        cells = [
+            pad(c, w, right=not (i < left or (last_left and i == len(widths) - 1)))
+            for i, (c, w) in enumerate(zip(r, widths, strict=False))
+        ]
+        out.append("  ".join(cells).rstrip())
+        if rule and n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out

@@ -52,7 +52,6 @@ from .stats import count_intervals
 if TYPE_CHECKING:
     from ..config import Config
     from ..families.base import FamilyPart
-    from ..fidelity.score import FidelityAccumulator, FidelityTools
     from ..pages import Prepared
     from .pages import PageRecords
 
@@ -88,7 +87,6 @@ class _Tools:
     every document: rebuilt from the setup, never merged."""
 
     scorer: FieldScorer
-    fidelity: FidelityTools | None
     pages: bool
     """a document may be a page or have a layout profile (else no page check at all)"""
     text_key: str
@@ -114,7 +112,6 @@ _FOLD_EVERY = 2048
 _STATE: tuple[str, ...] = ("documents", "positions", "sink", "compact", "notes", "fields")
 _STATE += (
     "config_use",
-    "fidelity",
     "pages",
     "families",
 )  # what an Evaluation pickles besides its setup
@@ -150,14 +147,9 @@ class Evaluation:
         self.notes: list[tuple[int, str]] = []
         self.fields = FieldCounts()
         self.config_use = ConfigUse.of(cfg)
-        self.fidelity: FidelityAccumulator | None = None
-        if setup.fidelity:
-            from ..fidelity.score import FidelityAccumulator  # text fidelity (~20 ms): for sources
-
-            self.fidelity = FidelityAccumulator(cfg.fidelity, setup.approvals, setup.canaries)
         self.pages: PageRecords | None = None
         """the pages' results (from the first page or profiled document on)"""
-        self.families: dict[str, FamilyPart] = family_parts(cfg)
+        self.families: dict[str, FamilyPart] = family_parts(setup)
         """the state of each active metric family (:mod:`extract_mlflow.families`)"""
         self._tools: _Tools | None = None
 
@@ -173,13 +165,9 @@ class Evaluation:
     def _build_tools(self) -> _Tools:
         setup, cfg = self.setup, self.setup.config
         scorer = FieldScorer(cfg, setup.family_keys, state=self.fields.state, mixed=setup.mixed)
-        fidelity = None
-        if self.fidelity is not None:
-            skip = (cfg.text_key, *setup.family_keys)
-            fidelity = self.fidelity.tools(Comparators(cfg, setup.mixed), cfg.id_key, skip)
         pages = bool(cfg.layout.profiles) or setup.profile is not None
         slice_by = tuple(cfg.statistics.slice_by)
-        self._tools = _Tools(scorer, fidelity, pages, cfg.text_key, slice_by)
+        self._tools = _Tools(scorer, pages, cfg.text_key, slice_by)
         return self._tools
 
     # -- the pass ------------------------------------------------------------------------
@@ -192,10 +180,8 @@ class Evaluation:
         record = self._record(doc, tools)
         if self.config_use is not None:
             self.config_use.update(gold)
-        if self.fidelity is not None and tools.fidelity is not None:
-            self.fidelity.update(position, doc_id, gold, pred, source, tools.fidelity)
         for part in self.families.values():
-            part.update(position, doc_id, gold, pred, doc.failure)
+            part.update(position, doc_id, gold, pred, doc.failure, source)
         if (
             record.layout is not None
             or record.rows_gold is not None
@@ -280,8 +266,6 @@ class Evaluation:
         self.fields.merge(other.fields)
         if self.config_use is not None and other.config_use is not None:
             self.config_use.merge(other.config_use)
-        if self.fidelity is not None and other.fidelity is not None:
-            self.fidelity.merge(other.fidelity)
         if other.pages is not None:
             self._pages().merge(other.pages)
         for name, state in other.families.items():
@@ -334,10 +318,8 @@ class Evaluation:
         )
         report.intervals = count_intervals(documents.count_matrix(), report.micro, cfg.statistics)
         report.slice_metrics = count_slice_metrics(documents, cfg.statistics)
-        if self.fidelity is not None:
-            report.fidelity = self.fidelity.result(list(inputs.unused_sources))
         for name, part in self.families.items():
-            summary = part.summary(documents, TOOLS)
+            summary = part.summary(documents, inputs, TOOLS)
             if summary is not None:
                 report.families[name] = summary
         return report

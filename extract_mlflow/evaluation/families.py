@@ -26,9 +26,9 @@ from .slices import grouped_rows, mean_value
 from .stats import bootstrap_sums, percentile_interval, ratio_interval
 
 if TYPE_CHECKING:
-    from ..config import Config
     from ..core.statistics import StatisticsConfig
     from ..families.base import Documents, FamilyPart
+    from .inputs import Setup
 
 WORST = 10
 """documents listed worst first by each family's first metric"""
@@ -55,19 +55,20 @@ class EngineTools:
 TOOLS = EngineTools()
 
 
-def active_families(config: Config) -> tuple[Family, ...]:
-    """The registered families that run under `config`."""
-    return tuple(f for f in FAMILIES if f.active(section_of(config, f)))
+def active_families(setup: Setup) -> tuple[Family, ...]:
+    """The registered families that run on `setup`."""
+    return tuple(f for f in FAMILIES if f.active(section_of(setup.config, f), setup))
 
 
-def family_parts(config: Config) -> dict[str, FamilyPart]:
-    """The state of each active family for one part of an evaluation under `config`: its own
+def family_parts(setup: Setup) -> dict[str, FamilyPart]:
+    """The state of each active family for one part of an evaluation on `setup`: its own
     (:meth:`~extract_mlflow.families.base.Family.start`), else the engine's statistics."""
+    config = setup.config
     settings = config.statistics  # the slices and intervals of every metric
     out: dict[str, FamilyPart] = {}
-    for f in active_families(config):
+    for f in active_families(setup):
         section = section_of(config, f)
-        out[f.name] = f.start(section, settings) or FamilyState(f.name, settings, section)
+        out[f.name] = f.start(section, setup) or FamilyState(f.name, settings, section)
     return out
 
 
@@ -98,6 +99,7 @@ class FamilyState:
         gold: Mapping[str, Any],
         pred: Mapping[str, Any] | None,
         failure: str | None,
+        source: str | None = None,
     ) -> None:
         """Score one document (:meth:`Family.document`; an unusable prediction as none)."""
         stats = _family(self.name).document(gold, pred if failure is None else None, self.section)
@@ -153,7 +155,9 @@ class FamilyState:
                 heapq.heapreplace(self.worst, (badness, doc_id))
         return self
 
-    def summary(self, documents: Documents, tools: Any = TOOLS) -> FamilySummary:
+    def summary(
+        self, documents: Documents, inputs: Any = None, tools: Any = TOOLS
+    ) -> FamilySummary:
         """The family's summary over the evaluation's documents (gold order)."""
         rows_of = np.asarray(documents.positions, dtype=np.int64)
         config = self.settings

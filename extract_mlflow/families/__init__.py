@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..fidelity.family import FIDELITY
 from .base import Family, FamilySlice, FamilySummary, FamilyValue, Statistics, Summary
 from .structure import STRUCTURE
 from .text_accuracy import TEXT_ACCURACY
@@ -15,7 +16,7 @@ from .text_accuracy import TEXT_ACCURACY
 if TYPE_CHECKING:
     from ..config import Config
 
-FAMILIES: tuple[Family, ...] = (STRUCTURE, TEXT_ACCURACY)
+FAMILIES: tuple[Family, ...] = (FIDELITY, STRUCTURE, TEXT_ACCURACY)
 
 __all__ = [
     "FAMILIES",
@@ -47,4 +48,7 @@ def lower_is_better(base: str) -> bool:
     """Whether the metric of base name `base` (``cer`` of ``cer/title``) belongs to a
     registered family whose metrics are lower-is-better."""
     head = base.partition("/")[0].removesuffix("_ci_low").removesuffix("_ci_high")
-    return any(head in f.metric_names and not f.higher_is_better for f in FAMILIES)
+    return any(
+        head in f.metric_names and f.higher_is_better == (head in f.reversed_names)
+        for f in FAMILIES
+    )

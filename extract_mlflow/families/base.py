@@ -17,7 +17,7 @@ A family is one module under :mod:`extract_mlflow.families` and one line in its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,7 +25,6 @@ from pydantic import BaseModel
 
 from ..core.curves import Curves
 from ..core.keys import slice_key
-from ..core.statistics import StatisticsConfig
 
 Statistics = Mapping[str, tuple[float, float]]
 """metric -> (numerator, denominator) of one document; a metric it lacks is left out"""
@@ -40,8 +39,14 @@ class Summary(Protocol):
         """the family's name"""
         ...
 
-    def metrics(self) -> dict[str, float]:
-        """Its MLflow metrics."""
+    def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
+        """Its MLflow metrics (`keys`: the evaluation's field keys, :meth:`field_paths`'s
+        among them, which name a metric per field)."""
+        ...
+
+    def field_paths(self) -> Sequence[str]:
+        """The field paths it reports a metric of (``field_bleu_proxy/<suffix>``) that may not
+        be scored fields: they get field keys of their own, distinct from every other's."""
         ...
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,18 +110,20 @@ class FamilyPart(Protocol):
         gold: Mapping[str, Any],
         pred: Mapping[str, Any] | None,
         failure: str | None,
+        source: str | None,
     ) -> None:
         """Score one document (`pred`: the prediction line as read, `failure`: why it could
-        not be used, else None)."""
+        not be used, else None; `source`: its source text, when sources were given)."""
         ...
 
     def merge(self, other: Any) -> Any:
         """Add `other`'s documents (disjoint from this part's) and return this part."""
         ...
 
-    def summary(self, documents: Documents, tools: Tools) -> Summary | None:
+    def summary(self, documents: Documents, inputs: Any, tools: Tools) -> Summary | None:
         """The family's summary over every document (`documents`: the evaluation's table, in
-        gold order); None when it found nothing to report."""
+        gold order; `inputs`: what the readers found of the inputs, e.g. ``unused_sources``);
+        None when it found nothing to report."""
         ...
 
 
@@ -139,9 +146,13 @@ class Family(Protocol):
     metric_names: tuple[str, ...]
     """the base names of the metrics it logs (``cer`` of ``cer/title``): gates read their
     direction from :attr:`higher_is_better`"""
+    reversed_names: tuple[str, ...]
+    """those of :attr:`metric_names` whose direction is the other one (a failure rate of a
+    family whose scores are higher-is-better)"""
 
-    def active(self, section: Any) -> bool:
-        """Whether the family runs under this section of a config."""
+    def active(self, section: Any, setup: Any) -> bool:
+        """Whether the family runs under this section of a config and the evaluation's `setup`
+        (what was given beside the files: sources, …)."""
         ...
 
     def definition(self, section: Any) -> str:
@@ -169,9 +180,11 @@ class Family(Protocol):
         that had them before the seam; a family with a :meth:`definition` has none."""
         ...
 
-    def start(self, section: Any, statistics: StatisticsConfig) -> FamilyPart | None:
-        """Its own state for one part of an evaluation, sliced and resampled as the run-wide
-        `statistics` say; None: the engine's, the statistics of :meth:`document`
+    def start(self, section: Any, setup: Any) -> FamilyPart | None:
+        """Its own state for one part of an evaluation (`setup`: the evaluation's
+        :class:`~extract_mlflow.evaluation.inputs.Setup`: the config, whose ``statistics``
+        say how to slice and resample, and the inputs given beside the files); None: the
+        engine's, the statistics of :meth:`document`
         (:class:`~extract_mlflow.evaluation.families.FamilyState`)."""
         ...
 
@@ -229,7 +242,7 @@ class FamilySummary:
     columns: dict[str, tuple[Any, Any]] = field(default_factory=dict, compare=False)
     """metric -> (num, den) per row of :attr:`rows` (numpy float64, NaN: not this metric)"""
 
-    def metrics(self) -> dict[str, float]:
+    def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
         """The MLflow metrics: each value, its ``_ci_low``/``_ci_high``, and the slices'
         (``<metric>_by_<attribute>/<label>``); a metric without a value is left out."""
         out: dict[str, float] = {}
@@ -265,6 +278,9 @@ class FamilySummary:
     def curves(self) -> dict[str, Curves]:
         """None: a family of plain ratios plots no curves."""
         return {}
+
+    def field_paths(self) -> Sequence[str]:
+        return ()
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.language import tr
-from ..core.statistics import StatisticsConfig
 from ..core.text import capped, escape_pipes, fmt, md_cell
 from .base import FamilyPart, FamilySummary, FamilyValue
 
@@ -18,6 +17,7 @@ class RatioFamily:
     otherwise be a field, and every view shows its section the same way."""
 
     report_key: str | None = None
+    reversed_names: tuple[str, ...] = ()
 
     def keys(self, section: Any) -> tuple[str, ...]:
         return ()
@@ -25,7 +25,7 @@ class RatioFamily:
     def params(self, section: Any, ran: bool) -> dict[str, str]:
         return {}
 
-    def start(self, section: Any, statistics: StatisticsConfig) -> FamilyPart | None:
+    def start(self, section: Any, setup: Any) -> FamilyPart | None:
         return None
 
     def markdown(self, summary: FamilySummary) -> list[str]:

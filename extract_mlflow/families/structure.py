@@ -60,6 +60,7 @@ class StructurePart:
         gold: Mapping[str, Any],
         pred: Mapping[str, Any] | None,
         failure: str | None,
+        source: str | None,
     ) -> None:
         if any(key in gold for key in self.keys):
             from ..structure.score import score_document
@@ -74,7 +75,7 @@ class StructurePart:
             self._records().merge(other.records)
         return self
 
-    def summary(self, documents: Documents, tools: Tools) -> StructureSummary | None:
+    def summary(self, documents: Documents, inputs: Any, tools: Tools) -> StructureSummary | None:
         """None when no document had a structure key; else every document's record: those
         without a key get their empty record (slice attributes only) as the scorer gives it (a
         part that met no structure key kept none, and the records merge in any order)."""
@@ -100,9 +101,10 @@ class Structure:
     section: type[BaseModel] = StructureConfig
     higher_is_better: bool = True
     metric_names: tuple[str, ...] = METRICS
+    reversed_names: tuple[str, ...] = ()
     report_key: str | None = "structure"
 
-    def active(self, section: StructureConfig) -> bool:
+    def active(self, section: StructureConfig, setup: Any) -> bool:
         return True  # whether it reports is decided by the gold lines' keys
 
     def definition(self, section: StructureConfig) -> str:
@@ -118,8 +120,8 @@ class Structure:
         anls = "official" if ran and section.anls == "official" else ""
         return {"teds_definition": teds, "anls_definition": anls}
 
-    def start(self, section: StructureConfig, statistics: StatisticsConfig) -> StructurePart:
-        return StructurePart(section, statistics)
+    def start(self, section: StructureConfig, setup: Any) -> StructurePart:
+        return StructurePart(section, setup.config.statistics)
 
     def document(
         self, gold: Mapping[str, Any], pred: Mapping[str, Any] | None, section: StructureConfig

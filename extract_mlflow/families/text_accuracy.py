@@ -59,6 +59,10 @@ class TextAccuracyConfig(BaseModel):
         return tuple(dict.fromkeys(value))
 
 
+def _on(section: TextAccuracyConfig) -> bool:
+    return bool(section.fields) or section.regions
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -88,11 +92,11 @@ class TextAccuracy(RatioFamily):
     higher_is_better: bool = False
     metric_names: tuple[str, ...] = ("cer", "wer")
 
-    def active(self, section: TextAccuracyConfig) -> bool:
-        return bool(section.fields) or section.regions
+    def active(self, section: TextAccuracyConfig, setup: Any) -> bool:
+        return _on(section)
 
     def definition(self, section: TextAccuracyConfig) -> str:
-        return "1" if self.active(section) else ""
+        return "1" if _on(section) else ""
 
     def document(
         self,

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .._version import __version__
 from ..config import Config, FidelityConfig
@@ -178,6 +178,18 @@ class FidelitySummary:
     values: list[ValueFidelity] = field(default_factory=list)
     """every checked value in gold order: kept by :func:`score_fidelity` only (an evaluation
     keeps the statistics, the worst values and the approved ones)"""
+
+    name: ClassVar[str] = "fidelity"
+
+    def field_paths(self) -> list[str]:
+        """The fields it scored (their ``field_bleu_proxy/<suffix>`` metrics)."""
+        return list(self.fields)
+
+    def frame_columns(self, start: int, stop: int) -> dict[str, Any]:
+        return {}  # no per-document column: the paired comparison reads no fidelity
+
+    def curves(self) -> dict[str, Any]:
+        return {}
 
     def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
         """The metric keys: bleu_proxy, ngram_p1..ngram_p4, groundedness, hallucination_rate,

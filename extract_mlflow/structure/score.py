@@ -317,7 +317,10 @@ class StructureSummary:
         """How many documents were scored (listed or not)."""
         return self.columns.count if self.columns is not None else len(self.documents)
 
-    def metrics(self) -> dict[str, float]:
+    def field_paths(self) -> list[str]:
+        return []
+
+    def metrics(self, keys: Mapping[str, str] | None = None) -> dict[str, float]:
         """Flat metrics for MLflow: ``<metric>``, ``<metric>_ci_low``, ``<metric>_ci_high`` and
         per slice ``<metric>_by_<attribute>/<value>`` with its interval
         (``<metric>_ci_low_by_<attribute>/<value>``, …); families not computed are left out."""

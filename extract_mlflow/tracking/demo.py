@@ -20,9 +20,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..core.language import tr
-from ..core.text import fmt
+from ..core.text import aligned, fmt
 from ..io.examples import find_example_dir
-from ..views.table import aligned
 from .client import display_uri, is_http, resolve_tracking_uri
 from .log import log_report
 from .runs import LoggedRun, Tracker

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from ..comparison import Comparison, MetricRow
 from ..core.language import tr
-from ..core.text import capped, capped_lines, fmt, safe_lines
+from ..core.text import FIELDS_LISTED, aligned, capped, capped_lines, fmt, safe_lines
 from ..gate_checks import Tally
-from .sections import FIELDS_LISTED, status_text
-from .table import aligned
+from .sections import status_text
 
 LIST_LIMIT = 20  # ids shown per list in the markdown and table views
 

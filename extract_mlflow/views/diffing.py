@@ -5,11 +5,10 @@ micro F1). Every human-readable string comes from the message catalogue."""
 from __future__ import annotations
 
 from ..core.language import tr
-from ..core.text import capped, capped_lines, fmt, md_cell, safe_lines
+from ..core.text import FIELDS_LISTED, aligned, capped, capped_lines, fmt, md_cell, safe_lines
 from ..diffing import Diff, FieldDelta
 from ..flips import Flip
-from .sections import FIELDS_LISTED, status_text
-from .table import aligned
+from .sections import status_text
 
 FIELDS_SHOWN = 6  # changed fields named per flipped document in the table and markdown
 MORE = "… (+{n})"

@@ -15,10 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core.language import tr
-from ..core.text import fmt, md_cell, tex_escape
+from ..core.text import aligned, fmt, md_cell, tex_escape
 from ..io.iterations import best_index, running_best
 from .markdown import markdown_table
-from .table import aligned
 
 COLUMNS = (
     "iteration",

@@ -22,11 +22,11 @@ from typing import Any
 from ..comparison import Comparison, MetricRow
 from ..core.language import current_language, tr
 from ..core.paths import document_leaves
-from ..core.text import capped, compact, fmt
+from ..core.text import FIELDS_LISTED, capped, compact, fmt
 from ..diffing import Diff, FieldDelta, Sides, fields_of
 from ..flips import BROKE, FIXED, Flip
 from .comparison import verdict
-from .sections import FIELDS_LISTED, status_text
+from .sections import status_text
 
 SIDE_A, SIDE_B = "A", "B"
 NONE = "—"

@@ -12,15 +12,10 @@ from typing import TYPE_CHECKING
 
 from ..core.language import tr
 from ..core.messages import MESSAGES
-from ..core.text import LISTED, capped, capped_lines, fmt
+from ..core.text import LISTED, capped, capped_lines
 
 if TYPE_CHECKING:
-    from ..fidelity.score import FidelityStats, FidelitySummary
     from ..report import DocumentResult, FieldResult, Report
-
-
-FIELDS_LISTED = 200
-"""fields shown in a field table, worst first (with their mismatch examples)"""
 
 
 def fields_by_f1(report: Report) -> list[FieldResult]:
@@ -84,87 +79,4 @@ def _layout_note(d: DocumentResult) -> str:
         present=len(d.layout.present),
         required=d.layout.required,
         why=why,
-    )
-
-
-def fidelity_fields_by_bleu(summary: FidelitySummary) -> list[tuple[str, FidelityStats]]:
-    """Fields by BLEU proxy ascending (undefined last), then by hallucination rate."""
-    return sorted(
-        summary.fields.items(),
-        key=lambda kv: (
-            kv[1].bleu_proxy is None,
-            kv[1].bleu_proxy or 0.0,
-            -(kv[1].hallucination_rate or 0.0),
-            kv[0],
-        ),
-    )
-
-
-def _field_row(name: str, s: FidelityStats) -> list[str]:
-    from ..fidelity.values import BANDS, NEW_VOCABULARY, PARAPHRASE  # here: only with sources
-
-    bands = "/".join(str(s.bands[b]) for b in BANDS)
-    ground = f"{s.grounded}/{s.checked}" if s.checked else "—"
-    return [
-        name,
-        str(s.values),
-        fmt(s.bleu_proxy),
-        *(fmt(p) for p in s.precisions),
-        bands,
-        str(s.flags[NEW_VOCABULARY]),
-        str(s.flags[PARAPHRASE]),
-        ground,
-        fmt(s.hallucination_rate),
-    ]
-
-
-def field_head() -> list[str]:
-    """The head of the fidelity table (terminal and markdown)."""
-    return [
-        tr("table.head_field"),
-        tr("fid.head_scored"),
-        tr("fid.head_bleu"),
-        "p1",
-        "p2",
-        "p3",
-        "p4",
-        tr("fid.head_bands"),
-        tr("fid.head_new_vocab"),
-        tr("fid.head_paraphrase"),
-        tr("fid.head_grounded"),
-        tr("fid.head_rate"),
-    ]
-
-
-def fidelity_notes(summary: FidelitySummary) -> list[str]:
-    notes = []
-    if summary.unchecked:
-        ids = ", ".join(summary.unchecked[:20])
-        notes.append(tr("note.unchecked", n=len(summary.unchecked), ids=ids))
-    if summary.no_prediction:
-        ids = ", ".join(summary.no_prediction[:20])
-        notes.append(tr("note.no_prediction", n=len(summary.no_prediction), ids=ids))
-    if summary.empty_sources:
-        notes.append(tr("note.empty_sources", ids=", ".join(summary.empty_sources[:20])))
-    if summary.unused_sources:
-        ids = ", ".join(summary.unused_sources[:20])
-        notes.append(tr("note.unused_sources", n=len(summary.unused_sources), ids=ids))
-    unused = summary.unused_approvals
-    notes += capped_lines([tr("note.unused_approval", doc_id=d, path=p) for d, p in unused])
-    return notes
-
-
-def canaries_line(summary: FidelitySummary) -> str | None:
-    """How many documents obey a prompt-injection canary their source carries, and which
-    (None without canaries)."""
-    tally = summary.canaries
-    if tally is None:
-        return None
-    which = "; ".join(f"{d} ← {', '.join(c)}" for d, c in list(tally.obeyed.items())[:20])
-    return tr(
-        "canaries",
-        obeyed=len(tally.obeyed),
-        documents=len(tally.documents),
-        rate=fmt(tally.rate),
-        which=f": {which}" if which else "",
     )

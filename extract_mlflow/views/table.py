@@ -1,5 +1,5 @@
-"""Plain-text tables for the terminal: the report, its fidelity and metric family sections, and
-the aligned rows every other terminal table is drawn with."""
+"""Plain-text tables for the terminal: the report and its metric family sections (rows aligned
+with :func:`~extract_mlflow.core.text.aligned`)."""
 
 from __future__ import annotations
 
@@ -7,32 +7,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.language import tr
-from ..core.text import (
-    capped,
-    capped_lines,
-    display_width,
-    fmt,
-    pad,
-    safe_lines,
-    terminal_safe,
-    truncate,
-)
+from ..core.text import FIELDS_LISTED, aligned, capped, fmt, safe_lines, truncate
 from ..families import by_name
 from ..fields.scorer import CATEGORIES
-from .sections import (
-    FIELDS_LISTED,
-    _field_row,
-    canaries_line,
-    fidelity_fields_by_bleu,
-    fidelity_notes,
-    field_head,
-    fields_by_f1,
-    report_notes,
-    status_text,
-)
+from .sections import fields_by_f1, report_notes, status_text
 
 if TYPE_CHECKING:
-    from ..fidelity.score import FidelitySummary
     from ..report import FieldResult, Report
 
 
@@ -48,8 +28,6 @@ def report_table(report: Report) -> str:
     out = [*_header(report), "", *aligned(_field_rows(fields), left=2, last_left=True)]
     out += [more] if more else []
     out += _worst_lines(report)
-    if report.fidelity is not None:
-        out += ["", *_fidelity_lines(report.fidelity)]
     for name, summary in report.families.items():  # each metric family's own lines
         family = by_name(name)
         out += ["", *family.table(summary)] if family is not None else []
@@ -127,60 +105,3 @@ def _worst_lines(report: Report) -> list[str]:
         c = d.counts
         rows.append((d.id, status_text(d.status), str(c.fp), str(c.fn), fmt(c.f1)))
     return ["", *aligned(rows, left=2)]
-
-
-def fidelity_table(summary: FidelitySummary) -> str:
-    """A plain-text table for the terminal: overall, then one row per field."""
-    return safe_lines(_fidelity_lines(summary))
-
-
-def _fidelity_lines(summary: FidelitySummary) -> list[str]:
-    o = summary.overall
-    head = tr(
-        "table.fidelity",
-        bleu=fmt(o.bleu_proxy),
-        grounded=fmt(o.groundedness),
-        rate=fmt(o.hallucination_rate),
-        approved=o.approved,
-    )
-    fields, more = capped(fidelity_fields_by_bleu(summary), FIELDS_LISTED)
-    rows = [field_head(), _field_row(tr("fid.all"), o)]
-    rows += [_field_row(name, stats) for name, stats in fields]
-    out = [head, "", *aligned(rows), *([more] if more else [])]
-    injections = []
-    for doc_id, findings in summary.injection.items():
-        lines = ", ".join(
-            tr("table.injection_line", line=f.line, pattern=f.pattern) for f in findings
-        )
-        injections.append(tr("table.injection", doc_id=doc_id, findings=lines))
-    out += capped_lines(injections)
-    line = canaries_line(summary)
-    if line:
-        out.append(line)
-    out += fidelity_notes(summary)
-    return out
-
-
-def aligned(
-    rows: Sequence[Sequence[str]], *, left: int = 1, rule: bool = True, last_left: bool = False
-) -> list[str]:
-    """Rows as aligned plain-text lines: the first `left` columns padded on the right, the
-    others on the left (numbers), two spaces between columns, trailing blanks cut; with `rule`,
-    a line of dashes under the first row (the header); with `last_left`, the last column is
-    text, padded on the right too.
-
-    >>> aligned([("name", "n"), ("a", "10")])
-    ['name   n', '----  --', 'a     10']
-    """
-    rows = [[terminal_safe(c, one_line=True) for c in r] for r in rows]  # one line each
-    widths = [max(display_width(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for n, r in enumerate(rows):
-        cells = [
-            pad(c, w, right=not (i < left or (last_left and i == len(widths) - 1)))
-            for i, (c, w) in enumerate(zip(r, widths, strict=False))
-        ]
-        out.append("  ".join(cells).rstrip())
-        if rule and n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return out
