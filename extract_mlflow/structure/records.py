@@ -132,12 +132,19 @@ class StructureRecords:
         """The documents in gold order: headline values with their intervals, the slices, the
         notes and the listed documents (sliced and resampled as `statistics` says)."""
         positions = np.asarray(self.positions, dtype=np.int64)
-        order = np.argsort(positions, kind="stable")
-        ordered = positions[order]
+        in_order = _increasing(positions)  # one pass, or parts merged in order: nothing to sort
+        order = None if in_order else np.argsort(positions, kind="stable")
+        ordered = positions if order is None else positions[order]
+        # positions 0..n-1 (every document of the evaluation has a record): a position is its row
+        dense = in_order and (len(ordered) == 0 or ordered[-1] == len(ordered) - 1)
 
         def by_row(entries: array[int], *values: array[float]) -> list[npt.NDArray[Any]]:
-            """The entries' rows (in gold order) and their values, sorted by row."""
-            rows = np.searchsorted(ordered, np.asarray(entries, dtype=np.int64))
+            """The entries' rows (in gold order) and their values, sorted by row (in gold
+            order already: the records' own arrays, not copies)."""
+            at = np.asarray(entries, dtype=np.int64)
+            rows = at if dense else np.searchsorted(ordered, at)
+            if _increasing(rows):
+                return [rows, *(np.asarray(v, dtype=np.float64) for v in values)]
             sort = np.argsort(rows, kind="stable")
             return [rows[sort], *(np.asarray(v, dtype=np.float64)[sort] for v in values)]
 
@@ -150,14 +157,21 @@ class StructureRecords:
         if self.reading[0]:
             rows, cover, cont = by_row(*self.reading)
             reading = (rows, cover, cont)
-        rank = order.tolist()
-        attributes = {a: [values[i] for i in rank] for a, values in self.attributes.items()}
+        if order is None:
+            attributes = {a: list(values) for a, values in self.attributes.items()}
+        else:
+            rank = order.tolist()
+            attributes = {a: [values[i] for i in rank] for a, values in self.attributes.items()}
         columns = StructureColumns(len(ordered), metrics, reading, attributes)
         slices = {a: _slices(columns, a, statistics, tools) for a in statistics.slice_by}
         notes = [n for _, n in sorted(self.notes, key=itemgetter(0))]
         listed = [d for _, d in sorted(self.kept, key=lambda item: -item[0])]
         headline = _aggregate(columns.metrics, None, statistics, tools)
         return StructureSummary(listed, headline, slices, config, statistics, notes, columns)
+
+
+def _increasing(values: npt.NDArray[np.int64]) -> bool:
+    return bool(np.all(values[1:] > values[:-1]))
 
 
 def _aggregate(
