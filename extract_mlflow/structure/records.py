@@ -42,6 +42,10 @@ def _array(kind: str, values: Iterable[Any] = ()) -> array[Any]:
     return array(kind, values)
 
 
+def _copy(values: array[Any]) -> array[Any]:
+    return array(values.typecode, values)
+
+
 class StructureRecords:
     """The structure scores of (a part of) an evaluation, as columns: per metric the
     positions of the documents that have it with their numerator and denominator, reading-order
@@ -61,6 +65,9 @@ class StructureRecords:
         self.kept: list[tuple[int, DocumentStructure]] = []
         """a heap of (−position, document): the `listed` smallest positions"""
         self._same: dict[tuple[type, Any], Any] = {}
+        self._lent = False
+        """the arrays back a summary's columns (numpy views, no copies): they are copied before
+        they grow again (an array that lends its buffer cannot grow)"""
 
     def _state(self) -> tuple[Any, ...]:
         return (
@@ -77,8 +84,18 @@ class StructureRecords:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StructureRecords) and self._state() == other._state()
 
+    def _own(self) -> None:
+        """Arrays of its own again, when a summary holds views of them."""
+        if self._lent:
+            self.metrics = {
+                n: (_copy(r), _copy(a), _copy(b)) for n, (r, a, b) in self.metrics.items()
+            }
+            self.reading = (_copy(self.reading[0]), _copy(self.reading[1]), _copy(self.reading[2]))
+            self._lent = False
+
     def add(self, position: int, doc: DocumentStructure) -> None:
         """One scored document (`position`: its gold line)."""
+        self._own()
         self.positions.append(position)
         for name, (num, den) in doc.stats().items():
             rows, nums, dens = self.metrics.setdefault(
@@ -109,6 +126,7 @@ class StructureRecords:
 
     def merge(self, other: StructureRecords) -> StructureRecords:
         """This part and `other` (disjoint positions) as one."""
+        self._own()
         self.positions.extend(other.positions)
         for name, (rows, nums, dens) in other.metrics.items():
             mine = self.metrics.setdefault(name, (_array("q"), _array("d"), _array("d")))
@@ -157,6 +175,7 @@ class StructureRecords:
         if self.reading[0]:
             rows, cover, cont = by_row(*self.reading)
             reading = (rows, cover, cont)
+        self._lent = True  # the columns may be views of the arrays
         if order is None:
             attributes = {a: list(values) for a, values in self.attributes.items()}
         else:
