@@ -384,3 +384,21 @@ def test_text_accuracy_equals_the_local_engine(spark: Any, tmp_path: Path) -> No
     want = local_evaluate(gold, pred, config, slice_by=("scan",))
     assert "cer" in want.metrics() and "cer_by_scan/0.9" in want.metrics()
     assert_same(spark_evaluate(spark, gold, pred, config, slice_by=("scan",)), want)
+
+
+def test_ranges_are_two_per_core_of_the_larger_file_between_4_and_64_mib(tmp_path: Path) -> None:
+    """The tasks' byte ranges on a local master (a Spark job costs a tenth of a second or more:
+    fewer, larger ranges than the workers', as long as each core gets two)."""
+    from extract_mlflow.evaluation.workers import RANGE_BYTES
+    from extract_mlflow.spark.ranges import MAX_RANGE_BYTES, range_bytes
+
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(b'{"id": "a"}\n')
+    with big.open("wb") as f:
+        f.truncate(100 << 20)  # sparse: no disk used
+    assert range_bytes(small, small, 2) == RANGE_BYTES
+    assert range_bytes(small, big, 2) == 25 << 20
+    assert range_bytes(big, small, 1) == 50 << 20
+    with big.open("r+b") as f:
+        f.truncate(1 << 30)
+    assert range_bytes(big, small, 2) == MAX_RANGE_BYTES

@@ -251,7 +251,9 @@ def evaluate(
     ``local[*]``, stopped at the end). `sources` (a folder or JSONL read on the driver, or
     a mapping), `approvals`, `canaries` are as in :func:`extract_mlflow.evaluate`; a gold
     field as the source text (``source_key``) is not supported by this engine. Lines over 16
-    MiB are parse failures as locally; a line that is not valid UTF-8 is decoded by Spark.
+    MiB are parse failures as locally; a line that is not valid UTF-8 is decoded by Spark
+    (except from two local files on a local master, which the tasks read in byte ranges with
+    the local engine's reader: :mod:`.ranges`).
     """
     cfg = resolve_call_config(config, id_key, text_key, slice_by)
     with warnings.catch_warnings():  # pyspark's notice about the pandas version
