@@ -386,19 +386,19 @@ def test_text_accuracy_equals_the_local_engine(spark: Any, tmp_path: Path) -> No
     assert_same(spark_evaluate(spark, gold, pred, config, slice_by=("scan",)), want)
 
 
-def test_ranges_are_two_per_core_of_the_larger_file_between_4_and_64_mib(tmp_path: Path) -> None:
+def test_ranges_are_two_per_core_of_the_larger_file_between_4_and_8_mib(tmp_path: Path) -> None:
     """The tasks' byte ranges on a local master (a Spark job costs a tenth of a second or more:
-    fewer, larger ranges than the workers', as long as each core gets two)."""
+    fewer, larger ranges than the workers', as long as each core gets two), at most what the
+    cutter cuts (larger, it would make the whole file one range)."""
     from extract_mlflow.evaluation.workers import RANGE_BYTES
+    from extract_mlflow.io.ranges import Cutter
     from extract_mlflow.spark.ranges import MAX_RANGE_BYTES, range_bytes
 
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
     small.write_bytes(b'{"id": "a"}\n')
-    with big.open("wb") as f:
-        f.truncate(100 << 20)  # sparse: no disk used
-    assert range_bytes(small, small, 2) == RANGE_BYTES
-    assert range_bytes(small, big, 2) == 25 << 20
-    assert range_bytes(big, small, 1) == 50 << 20
-    with big.open("r+b") as f:
-        f.truncate(1 << 30)
-    assert range_bytes(big, small, 2) == MAX_RANGE_BYTES
+    line = b'{"id": "x"}' + b" " * 1000 + b"\n"
+    big.write_bytes(line * (24 << 10))  # ~24 MiB
+    assert range_bytes(small, small, 2) == RANGE_BYTES == 4 << 20
+    assert range_bytes(small, big, 2) == -(-big.stat().st_size // 4)
+    assert range_bytes(big, small, 1) == MAX_RANGE_BYTES == 8 << 20
+    assert len(list(Cutter(big, range_bytes(big, small, 1)))) == 3

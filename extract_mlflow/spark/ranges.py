@@ -24,6 +24,7 @@ from ..evaluation.evaluate import check_files, score_files
 from ..evaluation.inputs import Extras
 from ..evaluation.workers import RANGE_BYTES, with_sources
 from ..fidelity.approvals import load_approvals
+from ..io.ranges import LONG_LINE
 from ..io.sources import load_sources
 from ..report import Report
 
@@ -31,15 +32,17 @@ __all__ = ["MAX_RANGE_BYTES", "SparkPool", "by_ranges", "evaluate_ranges", "rang
 
 T = TypeVar("T")
 
-MAX_RANGE_BYTES = 64 << 20
-"""the most bytes of a file one task reads (two per core in flight: memory stays bounded)"""
+MAX_RANGE_BYTES = LONG_LINE
+"""the most bytes of a file one task reads: the cutter's own limit (it takes more pending bytes
+for a line too long to cut, and makes the rest of the file one range)"""
 
 
 def range_bytes(gold: Path, pred: Path, cores: int) -> int:
     """Bytes of a file per task: two tasks per core for the larger file, between the workers'
     :data:`~extract_mlflow.evaluation.workers.RANGE_BYTES` and :data:`MAX_RANGE_BYTES`. A
-    Spark job costs a tenth of a second or more (measured at 100k documents, 2 cores: 4 MiB
-    ranges 21-22 s, 12 MiB 18-19 s, 24 MiB 17.5-18 s; at 10k, 1 MiB 3.7-4.3 s, 4 MiB 2.3-2.6 s)."""
+    Spark job costs a tenth of a second or more (measured warm, 2 cores: 100k documents in
+    4 MiB ranges 10.6-11.7 s, 8 MiB 10.0 s, one range 16.3-16.5 s; 10k in 1 MiB ranges
+    3.7-4.3 s, 4 MiB 2.3-2.6 s)."""
     largest = max(gold.stat().st_size, pred.stat().st_size)
     return min(MAX_RANGE_BYTES, max(RANGE_BYTES, -(-largest // (2 * cores))))
 
