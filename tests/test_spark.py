@@ -66,6 +66,18 @@ def spark() -> Iterator[Any]:
     s.stop()
 
 
+@pytest.fixture(params=["ranges", "partitions"])
+def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How the engine reads two local files on a local master: its tasks read byte ranges
+    (what it does), or Spark reads the lines into partitions grouped by id (what it does with
+    URIs and DataFrames; forced here on the same files)."""
+    if request.param == "partitions":
+        import extract_mlflow.spark
+
+        monkeypatch.setattr(extract_mlflow.spark, "by_ranges", lambda *_: False)
+    return str(request.param)
+
+
 def spark_evaluate(spark: Any, gold: Any, pred: Any, *config: Any, **kwargs: Any) -> Report:
     from extract_mlflow.spark import evaluate
 
@@ -97,7 +109,7 @@ def assert_same(got: Report, want: Report) -> None:
 
 @pytest.mark.parametrize("form", ["folder", "jsonl"])
 def test_invoices_with_sources_equal_the_local_engine(
-    spark: Any, tmp_path: Path, form: str
+    spark: Any, tmp_path: Path, form: str, reading: str
 ) -> None:
     """Sources from a folder or a JSONL file (read by offset on the driver; with a source no
     gold document uses): the same report, digest and unused sources as the local engine."""
@@ -176,7 +188,9 @@ def _messy(tmp: Path, n: int) -> tuple[Path, Path]:
     return g, p
 
 
-def test_2000_messy_synthetic_documents_equal_the_local_engine(spark: Any, tmp_path: Path) -> None:
+def test_2000_messy_synthetic_documents_equal_the_local_engine(
+    spark: Any, tmp_path: Path, reading: str
+) -> None:
     gold, pred = _messy(tmp_path, 2000)
     want = local_evaluate(gold, pred, slice_by=("batch",))
     assert want.unknown_ids == ["ghost-1", "ghost-2"] and len(want.unattributed) == 3
@@ -243,7 +257,7 @@ def _error(call: Any) -> str:
     ],
 )
 def test_gold_defects_give_the_local_error_text(
-    spark: Any, tmp_path: Path, lines: list[str]
+    spark: Any, tmp_path: Path, lines: list[str], reading: str
 ) -> None:
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -254,7 +268,9 @@ def test_gold_defects_give_the_local_error_text(
     assert want.startswith(str(gold))
 
 
-def test_prediction_errors_give_the_local_error_text(spark: Any, tmp_path: Path) -> None:
+def test_prediction_errors_give_the_local_error_text(
+    spark: Any, tmp_path: Path, reading: str
+) -> None:
     gold = tmp_path / "gold.jsonl"
     gold.write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
     pred = tmp_path / "pred.jsonl"
@@ -368,3 +384,21 @@ def test_text_accuracy_equals_the_local_engine(spark: Any, tmp_path: Path) -> No
     want = local_evaluate(gold, pred, config, slice_by=("scan",))
     assert "cer" in want.metrics() and "cer_by_scan/0.9" in want.metrics()
     assert_same(spark_evaluate(spark, gold, pred, config, slice_by=("scan",)), want)
+
+
+def test_ranges_are_two_per_core_of_the_larger_file_between_4_and_8_mib(tmp_path: Path) -> None:
+    """The tasks' byte ranges on a local master (a Spark job costs a tenth of a second or more:
+    fewer, larger ranges than the workers', as long as each core gets two), at most what the
+    cutter cuts (larger, it would make the whole file one range)."""
+    from extract_mlflow.evaluation.workers import RANGE_BYTES
+    from extract_mlflow.io.ranges import Cutter
+    from extract_mlflow.spark.ranges import MAX_RANGE_BYTES, range_bytes
+
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    small.write_bytes(b'{"id": "a"}\n')
+    line = b'{"id": "x"}' + b" " * 1000 + b"\n"
+    big.write_bytes(line * (24 << 10))  # ~24 MiB
+    assert range_bytes(small, small, 2) == RANGE_BYTES == 4 << 20
+    assert range_bytes(small, big, 2) == -(-big.stat().st_size // 4)
+    assert range_bytes(big, small, 1) == MAX_RANGE_BYTES == 8 << 20
+    assert len(list(Cutter(big, range_bytes(big, small, 1)))) == 3

@@ -27,7 +27,7 @@ from ..io.stream import JoinedStream, StreamSummary
 from ..report import Report
 from .accumulator import DocumentInput, Evaluation
 from .inputs import Extras, Inputs, Setup, content_digest
-from .workers import RANGE_BYTES, WorkerPool, score_ranges
+from .workers import RANGE_BYTES, Pool, WorkerPool, score_ranges
 
 log = logging.getLogger(__name__)
 
@@ -269,6 +269,7 @@ def score_files(
     extras: Extras | None = None,
     workers: int = 1,
     range_bytes: int = RANGE_BYTES,
+    pool: Pool | None = None,
 ) -> Report:
     """Score two JSONL files in one streaming pass (what :func:`evaluate` does with paths):
     the setup of the config (with the mixed paths of a first pass when it met some, see
@@ -282,11 +283,13 @@ def score_files(
     that many processes (at most one per core and one per range: see
     :class:`~.workers.WorkerPool`), which index the prediction file, then join and score the
     gold documents, each range into a fresh compact part, merged here in range order
-    (:mod:`~extract_mlflow.evaluation.workers`)."""
+    (:mod:`~extract_mlflow.evaluation.workers`). A `pool` given runs those tasks instead
+    (the Spark engine's), whatever `workers` says."""
     extras = extras or Extras()
     with _files_first(gold, pred, config.id_key):
         setup: Setup | None = Setup.of(config, profile, extras)
-    with WorkerPool(workers, extras.sources) if workers > 1 else nullcontext() as pool:
+    many = pool is None and workers > 1
+    with WorkerPool(workers, extras.sources) if many else nullcontext(pool) as pool:
         while setup is not None:  # twice at most: see Evaluation.rescored_setup
             run = Evaluation(setup, sink=CountsSpill())
             summary, used = _pass(run, gold, pred, extras, pool, range_bytes)
@@ -312,7 +315,7 @@ def _pass(
     gold: str | Path,
     pred: str | Path,
     extras: Extras,
-    pool: WorkerPool | None,
+    pool: Pool | None,
     range_bytes: int,
 ) -> tuple[StreamSummary, SourceUse | None]:
     """Every gold document joined and scored into `run` (in `pool` when given); what the

@@ -35,7 +35,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -59,7 +59,7 @@ from .inputs import Setup
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-__all__ = ["RANGE_BYTES", "WorkerPool", "score_ranges"]
+__all__ = ["RANGE_BYTES", "Pool", "WorkerPool", "score_ranges", "with_sources"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,7 @@ RANGE_BYTES = 4 << 20
 """bytes of a file per task of a worker process (whole lines: a little more)"""
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 _GROUP = 16
 """parts merged into one another before their group is merged into the run"""
@@ -77,6 +78,32 @@ _sources: Mapping[str, str] | None = None
 """a worker's source texts (given once, when it starts)"""
 _index: tuple[str | None, LineIndex] | None = None
 """a worker's map of the prediction index, and the file it maps"""
+
+
+class Pending(Protocol[T_co]):
+    """A task submitted to a :class:`Pool`."""
+
+    def result(self) -> T_co: ...
+
+    def cancel(self) -> object: ...
+
+
+class Pool(Protocol):
+    """What :func:`score_ranges` needs of a pool: its size (tasks in flight: twice that) and a
+    way to run a task (a :class:`WorkerPool`, or the Spark engine's tasks)."""
+
+    limit: int
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Pending[T]: ...
+
+
+def with_sources(sources: Mapping[str, str] | None, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a process of another kind of pool (a Spark task's Python worker),
+    with `sources` as this process's source texts (what a :class:`WorkerPool`'s processes are
+    given when they start)."""
+    global _sources
+    _sources = sources
+    return fn(*args)
 
 
 class WorkerPool:
@@ -272,11 +299,11 @@ class _Merger:
 
 
 def _in_order(
-    pool: WorkerPool, tasks: Iterator[tuple[Callable[..., T], tuple[Any, ...]]]
+    pool: Pool, tasks: Iterator[tuple[Callable[..., T], tuple[Any, ...]]]
 ) -> Generator[T, None, None]:
     """The results of `tasks`, run in the pool, in their order: at most two tasks per
     process in flight (the ones not started are cancelled when the caller stops)."""
-    pending: deque[Task[T]] = deque()
+    pending: deque[Pending[T]] = deque()
     try:
         for fn, args in tasks:
             pending.append(pool.submit(fn, *args))
@@ -300,7 +327,7 @@ class _Predictions:
 
 
 def _index_predictions(
-    pool: WorkerPool, pred: Path, id_key: str, size: int, summary: StreamSummary
+    pool: Pool, pred: Path, id_key: str, size: int, summary: StreamSummary
 ) -> _Predictions:
     """Step 1: the prediction file's ranges indexed in the pool, joined here in range order up
     to the first defect of the file (kept, as the stream keeps it, for the pass's end)."""
@@ -351,7 +378,7 @@ def _shared(index: LineIndex) -> Iterator[str | None]:
 
 def _score_gold(
     run: Evaluation,
-    pool: WorkerPool,
+    pool: Pool,
     gold: Path,
     pred: Path,
     index: str | None,
@@ -388,7 +415,7 @@ def score_ranges(
     run: Evaluation,
     gold: str | Path,
     pred: str | Path,
-    pool: WorkerPool,
+    pool: Pool,
     size: int = RANGE_BYTES,
     sources: Mapping[str, str] | None = None,
 ) -> tuple[StreamSummary, SourceUse | None]:
