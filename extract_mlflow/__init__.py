@@ -10,8 +10,8 @@ Library first: every CLI command is a thin shell over these functions.
 The names below are imported on first use (PEP 562), so that importing the package (and
 `extract-mlflow --help`) does not pay for numpy, scipy, pandas or mlflow.
 
-An install may run a few hot scoring modules compiled with mypyc (`compiled_modules()` says
-which); their `.py` sources stay the reference and give identical results.
+A source install is pure Python; a release wheel may hold a few hot scoring modules compiled
+with mypyc (`compiled_modules()` says which), with identical results.
 """
 
 from __future__ import annotations
@@ -19,13 +19,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from . import _compiled
-from ._version import __version__
+from ._version import __version__, compiled_modules
 from .errors import ConfigError, ExtractMlflowError, GateError, InputError, TrackingError
-
-# Before any submodule loads: compiled modules yield to their sources when those changed since
-# the build or EXTRACT_MLFLOW_PURE=1 is set (see _compiled.py).
-_GUARD = _compiled.install_guard(__name__, __path__[0])
 
 if TYPE_CHECKING:
     from .comparison import Comparison, ScoredRun, compare
@@ -110,19 +105,6 @@ __all__ = [
     "report_markdown",
     "report_table",
 ]
-
-
-def compiled_modules() -> tuple[str, ...]:
-    """The modules of this package that run as mypyc-compiled code in this process.
-
-    Empty for a pure-Python install, with ``EXTRACT_MLFLOW_PURE=1``, or when a compiled
-    module's source changed after the build (they then all run from their `.py` sources).
-    Results are identical either way: compiling only makes scoring faster.
-
-    >>> isinstance(compiled_modules(), tuple)
-    True
-    """
-    return _compiled.compiled_modules(_GUARD)
 
 
 def __getattr__(name: str) -> Any:

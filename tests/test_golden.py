@@ -105,3 +105,19 @@ def test_score_output_is_unchanged(
     assert got["exit_code"] == expected["exit_code"]
     assert got["stderr"] == expected["stderr"]
     assert got["stdout"] == expected["stdout"]  # byte for byte
+
+
+def test_compiled_modules_are_the_ones_imported() -> None:
+    """`compiled_modules()` names exactly the modules imported from a compiled extension; CI
+    runs this file against the compiled wheel too (``EXTRACT_MLFLOW_EXPECT_COMPILED=1``), where
+    the hot modules must be compiled, or the golden outputs above would say nothing of them."""
+    import importlib
+
+    import extract_mlflow
+
+    compiled = extract_mlflow.compiled_modules()
+    for name in ("extract_mlflow.fields.scorer", "extract_mlflow.io.lines", "extract_mlflow.cli"):
+        module = importlib.import_module(name)
+        assert (name in compiled) == (not str(module.__file__).endswith(".py")), name
+    if os.environ.get("EXTRACT_MLFLOW_EXPECT_COMPILED") == "1":
+        assert "extract_mlflow.fields.scorer" in compiled

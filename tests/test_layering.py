@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1] / "extract_mlflow"
 PKG = "extract_mlflow"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_version", "errors", "_compiled"),
+    ("_version", "errors"),
     ("core",),
     ("text_accuracy",),  # CER/WER statistics: the text accuracy family's own arithmetic
     ("structure",),  # TEDS, reading order, ANLS, boundaries and their section: pure scorers

@@ -22,17 +22,6 @@ from extract_mlflow.evaluation.stats import Interval, resample_indices, resample
 from extract_mlflow.views.frames import report_frame
 
 
-def draw_paths() -> list[Any]:
-    """Contexts to run a bootstrap in: numpy's draws, and the C loop's where it is built (the
-    same sums, bit for bit, are expected of both)."""
-    from contextlib import nullcontext
-
-    from extract_mlflow.evaluation.draws import kernel
-
-    numpy_only = patch.object(stats_module, "kernel_stream", lambda n, seed: None)
-    return [numpy_only, nullcontext()] if kernel() is not None else [numpy_only]
-
-
 def counts_frame(
     rng: np.random.Generator, n: int, fields: tuple[str, ...] = ("a", "b[].c"), bias: float = 0.0
 ) -> pd.DataFrame:
@@ -392,57 +381,55 @@ def test_block_draws_equal_the_whole_index_matrix(
         counts *= 0.37
     with patch.object(stats_module, "_CHUNK_CELLS", cells):  # the reference's blocks too
         expected = resampled_sums(counts, resample_indices(n, resamples, seed))
-    for path in draw_paths():
-        with path, patch.object(stats_module, "_CHUNK_CELLS", cells):
-            got = stats_module.bootstrap_sums(counts, resamples, seed)
-        assert got.tobytes() == expected.tobytes()
+        got = stats_module.bootstrap_sums(counts, resamples, seed)
+    assert got.tobytes() == expected.tobytes()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(1, 200),
     resamples=st.integers(1, 90),
     seed=st.integers(0, 2**32),
     columns=st.integers(1, 90),
-    cells=st.sampled_from([7, 50, 1000]),
     product_rows=st.sampled_from([1, 3, 32, 10**6]),
-    big=st.booleans(),
-    dtype=st.sampled_from([np.float64, np.uint8, np.int16, np.uint32, np.int64]),
+    slice_cells=st.sampled_from([1, 7, 1000, 1 << 20]),
+    top=st.sampled_from([1, 9, 255, 70_000, 2**26, 2**33]),
+    dtype=st.sampled_from([np.float64, np.uint8, np.int16, np.uint32, np.int64, np.uint64]),
     zero_share=st.sampled_from([0.0, 0.3, 1.0]),
 )
-def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
+def test_whole_counts_of_any_type_give_the_float64_sums(
     n: int,
     resamples: int,
     seed: int,
     columns: int,
-    cells: int,
     product_rows: int,
-    big: bool,
+    slice_cells: int,
+    top: int,
     dtype: Any,
     zero_share: float,
 ) -> None:
-    """A wide count matrix (compare's, of whole numbers in any type) is multiplied by the
-    weights of several draw blocks at once, a slice of documents at a time, its all-zero
-    columns left out: the same sums, bit for bit, as one block at a time (float32 or, with
-    large counts, float64)."""
+    """Whole counts (compare's wide matrix of byte counts, a compact evaluation's narrow
+    integer columns, large counts whose sums pass float32 or float64's exact integers) are
+    multiplied by several resamples' weights at once, a slice of documents at a time, their
+    all-zero columns left out: the same sums, bit for bit, as the float64 product of the
+    weights of the whole index matrix."""
     rng = np.random.default_rng(seed)
-    top = 2**26 if big else 9
     if dtype != np.float64:
         top = min(top, int(np.iinfo(dtype).max))
-    counts = rng.integers(0, top, size=(n, columns)).astype(dtype)
-    counts[:, rng.random(columns) < zero_share] = 0  # all-zero columns: left out of the product
+    counts = rng.integers(0, top, size=(n, columns), endpoint=True).astype(dtype)
+    counts[:, rng.random(columns) < zero_share] = 0
     idx = resample_indices(n, resamples, seed)
     weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
     expected = weights @ counts.astype(np.float64)
-    for path in draw_paths():
-        with (
-            path,
-            patch.object(stats_module, "_CHUNK_CELLS", cells),
-            patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
-            patch.object(stats_module, "_BYTE_ROWS", product_rows),
-        ):
-            got = stats_module.bootstrap_sums(counts, resamples, seed)
+    with (
+        patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
+        patch.object(stats_module, "_SLICE_CELLS", slice_cells),
+    ):
+        got = stats_module.bootstrap_sums(counts, resamples, seed)
+    if top * n < 2**53:  # exact sums: the grouping of the additions cannot matter
         assert got.tobytes() == expected.tobytes()
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 @settings(max_examples=20, deadline=None)
@@ -451,111 +438,40 @@ def test_wide_matrices_multiply_many_blocks_at_once_to_the_same_bits(
     resamples=st.integers(1, 40),
     seed=st.integers(0, 2**32),
     byte_max=st.sampled_from([1, 2, 3]),
-    byte_rows=st.sampled_from([1, 3, 128]),
+    product_rows=st.sampled_from([1, 3, 128]),
 )
 def test_weights_a_byte_cannot_hold_give_the_same_bits(
-    n: int, resamples: int, seed: int, byte_max: int, byte_rows: int
+    n: int, resamples: int, seed: int, byte_max: int, product_rows: int
 ) -> None:
-    """When a document is drawn more often in a resample than a byte weight holds (here a
-    smaller limit, reached on small sets), the sums are made again with float weights: the
-    same bits as the float64 product of the drawn indices."""
+    """A document drawn more often in a resample than a byte weight holds (here a smaller
+    limit, reached on small sets) turns that block's weights to floats: the same bits."""
     counts = np.random.default_rng(seed).integers(0, 9, size=(n, 12)).astype(np.uint8)
     idx = resample_indices(n, resamples, seed)
     weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
     expected = weights @ counts.astype(np.float64)
     with (
-        patch.object(stats_module, "kernel_stream", lambda n, seed: None),
         patch.object(stats_module, "_BYTE_MAX", byte_max),
-        patch.object(stats_module, "_BYTE_ROWS", byte_rows),
+        patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
     ):
         got = stats_module.bootstrap_sums(counts, resamples, seed)
     assert got.tobytes() == expected.tobytes()
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    n=st.integers(1, 300),
-    resamples=st.integers(1, 120),
-    seed=st.integers(0, 2**32),
-    columns=st.integers(1, 4),
-    dtype=st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64]),
-    top=st.sampled_from([1, 9, 255, 70_000, 2**33]),
-    cells=st.sampled_from([7, 50, 1000, 4_000_000]),
-)
-def test_integer_counts_give_the_float_sums(
-    n: int, resamples: int, seed: int, columns: int, dtype: Any, top: int, cells: int
-) -> None:
-    """Integer counts (a compact evaluation's, kept in their narrowest type) are summed as
-    integers, never copied to floats, and give the float64 matrix product's sums bit for bit
-    (float32 where that one is exact, float64 otherwise)."""
-    top = min(top, int(np.iinfo(dtype).max))
-    counts = np.random.default_rng(seed).integers(0, top + 1, size=(n, columns)).astype(dtype)
-    with patch.object(stats_module, "_CHUNK_CELLS", cells):
-        expected = resampled_sums(counts.astype(np.float64), resample_indices(n, resamples, seed))
-    for path in draw_paths():
-        with path, patch.object(stats_module, "_CHUNK_CELLS", cells):
-            got = stats_module.bootstrap_sums(counts, resamples, seed)
-        assert got.tobytes() == expected.tobytes()
-
-
 def test_block_draws_keep_memory_flat() -> None:
     """100,000 documents × 1,000 resamples: the index matrix alone would be 800 MB; the block
-    draws stay under 64 MB (numpy's allocations are traced; numpy's integer gathers hold up to
-    six blocks of 8 MB: two gathered, their copies, one waiting, one drawn ahead), and a wide
-    matrix of byte counts (200 columns: 80 MB as float32) is never copied whole to floats."""
+    draws stay under 64 MB (numpy's allocations are traced: two blocks of weights, a draw, a
+    slice of the counts as floats), and a wide matrix of byte counts (200 columns: 80 MB as
+    float32) is never copied whole to floats."""
     ints = np.random.default_rng(0).integers(0, 5, size=(100_000, 3))
     wide = np.random.default_rng(1).integers(0, 5, size=(100_000, 200), dtype=np.uint8)
-    for counts in (ints * 0.5, ints, wide):  # weights times floats; gathered; multiplied
-        for path in draw_paths():
-            tracemalloc.start()
-            try:
-                with path:
-                    stats_module.bootstrap_sums(counts, 1000, 0)
-                _, peak = tracemalloc.get_traced_memory()
-            finally:
-                tracemalloc.stop()
-            assert peak < 64 * 2**20, (counts.dtype, path, peak)
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    n=st.integers(1, 300),
-    resamples=st.integers(1, 60),
-    seed=st.integers(0, 2**32),
-    tops=st.lists(st.sampled_from([0, 1, 9, 255, 6_990, 2**20, 2**40]), min_size=1, max_size=8),
-    negative=st.booleans(),
-    pack_rows=st.sampled_from([1, 7, 64, 1 << 16]),
-)
-def test_packed_gathers_sum_every_column_exactly(
-    n: int, resamples: int, seed: int, tops: list[int], negative: bool, pack_rows: int
-) -> None:
-    """Columns gathered several to an int64 word give each column's own sums: against a plain
-    per-column gather of the same draws, with column sums right at a word's 63 bits, columns
-    too wide to share, and negative counts (never packed); words packed a few documents at a
-    time (`pack_rows`) or all at once."""
-    rng = np.random.default_rng(seed)
-    counts = np.stack([rng.integers(0, top + 1, size=n) for top in tops], axis=1)
-    if negative:
-        counts[0, 0] = -1
-    idx = resample_indices(n, resamples, seed)
-    expected = np.stack([counts[:, c][idx].sum(axis=1) for c in range(len(tops))], axis=1)
-    for path in draw_paths():
-        with path, patch.object(stats_module, "_PACK_ROWS", pack_rows):
-            got = stats_module.bootstrap_sums(counts.astype(np.int64), resamples, seed)
-        assert got.tobytes() == expected.astype(np.float64).tobytes()
-
-
-def test_small_counts_share_one_word_until_63_bits() -> None:
-    """Positive control of the packing: three columns of a 10,000-document run share one word;
-    a fourth that would pass 63 bits starts a second; a negative column stays alone."""
-    n = 10_000
-    counts = np.zeros((n, 4), dtype=np.int64)
-    counts[0] = [40, 40, 40, 2**20]  # 10,000 x 40 needs 19 bits; x 2**20 needs 34
-    fields = [f for _, f in stats_module._packed_words(counts)]
-    assert fields == [[(0, 0, 19), (1, 19, 19), (2, 38, 19)], [(3, 0, 34)]]
-    counts[1, 1] = -1
-    fields = [f for _, f in stats_module._packed_words(counts)]
-    assert sorted(c for f in fields for c, _, _ in f) == [0, 1, 2, 3] and [(1, 0, 64)] in fields
+    for counts in (ints * 0.5, ints, wide):
+        tracemalloc.start()
+        try:
+            stats_module.bootstrap_sums(counts, 1000, 0)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 64 * 2**20, (counts.dtype, peak)
 
 
 @settings(max_examples=300, deadline=None)
