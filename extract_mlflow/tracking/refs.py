@@ -435,16 +435,17 @@ def compare_refs(
         if ref is not None:
             parse_ref(ref)  # a malformed ref fails before any network call
     finished = {"allow_unfinished": allow_unfinished}
-    with Tracker(tracking_uri) as tracker, tracker.errors():
-        client = tracker.client
-        base = None if baseline_ref is None else fetch_run(client, baseline_ref, **finished)
-        cand = fetch_run(client, candidate_ref, **finished)
-    options = compare_options(seed, resamples, allow_incomparable, min_documents)
-    result = judge(base, cand, gate_list, options)
-    result = with_notes(result, [*(base.notes if base else ()), *cand.notes])
-    flips = page_flips(result, base.scored.documents if base else None, cand.scored.documents)
-    here = comparison_folder(base.resolved.run_id if base else None)
-    return log_comparison(result, cand.resolved.run_id, here, flips, tracking_uri=tracking_uri)
+    with Tracker(tracking_uri) as tracker:  # one store opened for reading and for storing
+        with tracker.errors():
+            client = tracker.client
+            base = None if baseline_ref is None else fetch_run(client, baseline_ref, **finished)
+            cand = fetch_run(client, candidate_ref, **finished)
+        options = compare_options(seed, resamples, allow_incomparable, min_documents)
+        result = judge(base, cand, gate_list, options)
+        result = with_notes(result, [*(base.notes if base else ()), *cand.notes])
+        flips = page_flips(result, base.scored.documents if base else None, cand.scored.documents)
+        here = comparison_folder(base.resolved.run_id if base else None)
+        return log_comparison(result, cand.resolved.run_id, here, flips, tracker=tracker)
 
 
 def compare_options(
