@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import atexit
 import gc
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import NoReturn
 
 
 @contextmanager
@@ -25,29 +22,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def exit_now(code: object) -> NoReturn:
-    """End the process as ``sys.exit(code)`` would, without tearing the interpreter down.
-
-    A finished command leaves nothing to tear down but memory: Python's shutdown would still
-    collect and free every object and module one by one (~0.08 s after a 10,000-document
-    score, a tenth of it). What shutdown does that matters is done first: the atexit callbacks
-    (temporary files, logging, MLflow's own) and the standard streams flushed. Only while no
-    other thread runs (shutdown would wait for them); else it is ``sys.exit(code)``."""
-    if threading.active_count() > 1:
-        sys.exit(code)  # type: ignore[arg-type]
-    status = 0
-    if isinstance(code, int):
-        status = code
-    elif code is not None:  # sys.exit("message"): the message on stderr, status 1
-        print(code, file=sys.stderr)
-        status = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a closed pipe: nothing more can be said there
-            stream.flush()
-    os._exit(status)
 
 
 def usable_cores() -> int:
