@@ -6,6 +6,7 @@ stderr, no traceback).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sys
@@ -17,7 +18,6 @@ import click
 
 from ._version import __version__
 from .cli_options import (
-    EVALUATE_OPTIONS,
     config_options,
     echo_failures,
     emit,
@@ -36,7 +36,7 @@ from .cli_options import (
     timeout_option,
     tracking_options,
 )
-from .cli_scoring import bar_options, metric_bars, report_failures, scored_report
+from .cli_scoring import Bars, Evaluating, Logging, bar_options, gathered, scored_report
 from .core.language import tr
 
 if TYPE_CHECKING:
@@ -180,57 +180,33 @@ def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @_engine_options
 @output_options
 @handle_errors
+@gathered("how", Evaluating)
+@gathered("bars", Bars)
+@gathered("logging", Logging)
 def score(
     gold: str,
     pred: str,
-    config_path: Path | None,
-    id_key: str | None,
-    min_f1: float | None,
-    field_min: list[tuple[str, float]],
-    min_bars: tuple[str, ...],
-    max_bars: tuple[str, ...],
-    text_key: str | None,
-    profile: str | None,
-    sources: Path | None,
-    source_key: str | None,
-    approvals: Path | None,
-    slice_by: tuple[str, ...],
-    canaries: tuple[str, ...],
+    how: Evaluating,
+    bars: Bars,
     no_log: bool,
-    strict: bool,
-    tracking_uri: str | None,
-    experiment: str | None,
-    run_name: str | None,
-    params: dict[str, str],
-    tags: dict[str, str],
-    prompts: tuple[Path, ...],
-    prompt_uris: tuple[str, ...],
-    register: str | None,
-    engine: str,
-    spark_master: str | None,
-    workers: int,
+    logging: Logging,
     fmt: str,
     out: Path | None,
 ) -> None:
     """Score predictions PRED (JSONL) against gold GOLD (JSONL), field by field, and log the
     evaluation to MLflow as one run (unless --no-log). With --engine spark the scoring runs
     on Spark (same report)."""
-    options = dict(locals())  # the command's options by name (before any other local exists)
     if not no_log:  # fail fast, before scoring: a bad URI, a forged tag, an unreachable server
         from .tracking.client import check_reachable, resolve_tracking_uri
         from .tracking.payload import check_user_keys
 
-        uri = resolve_tracking_uri(tracking_uri)
-        check_user_keys(params, tags)
-        check_reachable(uri)
-    bars = metric_bars(min_bars, max_bars)
-    evaluating = _pick(options, (*EVALUATE_OPTIONS, "canaries", "workers"))
-    engine_options = _pick(options, ("engine", "spark_master"))
-    report = scored_report(gold, pred, config_path, strict, evaluating, **engine_options)
-    failures = report_failures(report, min_f1, field_min, bars)
+        check_user_keys(logging.params, logging.tags)
+        check_reachable(resolve_tracking_uri(logging.tracking_uri))
+    report = scored_report(gold, pred, how)
+    failures = bars.failures(report)
     extra: dict[str, Any] = {"gates": {"passed": not failures, "failures": failures}}
     if not no_log:
-        extra |= _logged_run(report, _pick(options, _LOG_OPTIONS))
+        extra |= _logged_run(report, logging)
     emit(_render_report(report, fmt, extra), out)
     for failure in failures:
         say(tr("cli.gate_failed", reason=failure))
@@ -238,31 +214,14 @@ def score(
         sys.exit(EXIT_GATE_FAILED)
 
 
-_LOG_OPTIONS = (
-    "tracking_uri",
-    "experiment",
-    "run_name",
-    "prompts",
-    "prompt_uris",
-    "params",
-    "tags",
-    "register",
-)
-"""The options of `score` that are keyword arguments of `log_report`."""
-
-
-def _pick(options: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    return {name: options[name] for name in names}
-
-
-def _logged_run(report: Report, options: dict[str, Any]) -> dict[str, Any]:
-    """Log `report` as one MLflow run (`options`: the keyword arguments of `log_report`); what
-    the output says about it (run id, model version)."""
+def _logged_run(report: Report, logging: Logging) -> dict[str, Any]:
+    """Log `report` as one MLflow run; what the output says about it (run id, model
+    version)."""
     from .tracking.client import display_uri
     from .tracking.log import log_report
 
     quiet_mlflow()
-    logged = log_report(report, **options)
+    logged = log_report(report, **dataclasses.asdict(logging))
     extra: dict[str, Any] = {"run_id": logged.run_id}
     if logged.model_version is not None:
         extra["model_version"] = logged.model_version

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import click
 
 from .cli_options import (
-    EVALUATE_OPTIONS,
     config_options,
     emit,
     handle_errors,
@@ -22,7 +21,7 @@ from .cli_options import (
     strict_option,
     timeout_option,
 )
-from .cli_scoring import scored_report
+from .cli_scoring import Evaluating, gathered, scored_report
 from .core.language import tr
 
 if TYPE_CHECKING:
@@ -59,19 +58,12 @@ LOG_HELP = (
 @timeout_option
 @page_output_options
 @handle_errors
+@gathered("how", Evaluating)
 def diff_command(
     gold: Path,
     pred_a: Path,
     pred_b: Path,
-    config_path: Path | None,
-    id_key: str | None,
-    text_key: str | None,
-    profile: str | None,
-    sources: Path | None,
-    source_key: str | None,
-    approvals: Path | None,
-    slice_by: tuple[str, ...],
-    strict: bool,
+    how: Evaluating,
     fail_on_regression: bool,
     tolerance: float,
     seed: int,
@@ -89,7 +81,6 @@ def diff_command(
     Exit 0, or 1 with --fail-on-regression when a field's F1 fell by more than --tolerance;
     2 for bad input or config.
     """
-    options = dict(locals())  # the command's options by name (before any other local exists)
     from .comparison import check_options
     from .diffing import check_tolerance, diff
 
@@ -99,12 +90,9 @@ def diff_command(
         from .tracking.client import check_reachable, resolve_tracking_uri
 
         check_reachable(resolve_tracking_uri(tracking_uri))
-    evaluate_options = {name: options[name] for name in EVALUATE_OPTIONS}
-    evaluate_options["stream"] = False  # the comparison page shows each side's mistakes
-    report_a = scored_report(gold, pred_a, config_path, strict, evaluate_options)
-    report_b = scored_report(
-        gold, pred_b, config_path, strict, evaluate_options, shown=report_a.warnings
-    )
+    # stream=False: the comparison page shows each side's mistakes
+    report_a = scored_report(gold, pred_a, how, stream=False)
+    report_b = scored_report(gold, pred_b, how, shown=report_a.warnings, stream=False)
     result = diff(
         report_a, report_b, tolerance, seed=seed, resamples=resamples,
         labels=(str(pred_a), str(pred_b)),

@@ -1,20 +1,43 @@
-"""The one evaluation behind `score` and `diff`: the engine, config warnings, page progress."""
+"""The typed option groups of `score` and `diff` (:func:`gathered`), and the one evaluation
+behind both: the engine, config warnings, page progress; `score`'s bars and logging."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from .cli_options import say
+from .cli_options import EVALUATE_OPTIONS, say
 from .core.language import tr
 from .errors import ConfigError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from .gates import Gate
     from .report import Report
+
+
+def gathered(name: str, cls: type[Any]) -> Callable[[F], F]:
+    """Hand the command the options named as the fields of dataclass `cls` as one `cls`
+    (keyword `name`): a command takes typed option groups, not each option. Put it right above
+    the command's function, below its option decorators."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            kwargs[name] = cls(**{n: kwargs.pop(n) for n in names if n in kwargs})
+            return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def bar_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -40,35 +63,60 @@ def metric_bars(min_bars: Sequence[str], max_bars: Sequence[str]) -> list[Gate]:
     return parse_shortcuts(min=min_bars, max=max_bars)
 
 
+@dataclass(frozen=True)
+class Evaluating:
+    """How `score` and `diff` evaluate: the config and how lines are read (``config_options``),
+    what besides the fields is scored (``scoring_options``), ``--strict`` and, for `score`, the
+    canaries and where it runs."""
+
+    config_path: Path | None
+    id_key: str | None
+    text_key: str | None
+    profile: str | None
+    sources: Path | None
+    source_key: str | None
+    approvals: Path | None
+    slice_by: tuple[str, ...]
+    strict: bool
+    canaries: tuple[str, ...] = ()
+    workers: int = 1
+    engine: str = "local"
+    spark_master: str | None = None
+
+    def evaluate_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`~extract_mlflow.evaluation.evaluate.evaluate`
+        (those of the Spark engine's `evaluate`, but `source_key` and `workers`)."""
+        names = (*EVALUATE_OPTIONS, "canaries", "workers")
+        return {name: getattr(self, name) for name in names}
+
+
 def scored_report(
     gold: str | Path,
     pred: str | Path,
-    config_path: Path | None,
-    strict: bool,
-    options: dict[str, Any],
+    how: Evaluating,
     *,
     shown: Collection[str] = (),
-    engine: str = "local",
-    spark_master: str | None = None,
+    stream: bool | None = None,
 ) -> Report:
-    """One evaluation (`options`: the keyword arguments of `evaluate`; on Spark with
-    `engine="spark"`), its config warnings (an error under --strict; those in `shown` are not
-    repeated: they depend on the gold set and the config only, so a second prediction file
-    has the same ones) and one progress line per page."""
-    if engine == "spark":
+    """One evaluation as `how` says (on Spark with ``engine="spark"``), its config warnings
+    (an error under --strict; those in `shown` are not repeated: they depend on the gold set
+    and the config only, so a second prediction file has the same ones) and one progress line
+    per page. `stream`: passed to `evaluate` when given."""
+    options = how.evaluate_kwargs() | ({} if stream is None else {"stream": stream})
+    if how.engine == "spark":
         from .spark import evaluate as spark_evaluate
 
         if options.pop("source_key", None) is not None:
             raise ConfigError("--source-key is not supported by --engine spark; use --sources")
         if options.pop("workers", 1) != 1:
             raise ConfigError("--workers is for --engine local (Spark has its own executors)")
-        report = spark_evaluate(gold, pred, config_path, master=spark_master, **options)
+        report = spark_evaluate(gold, pred, how.config_path, master=how.spark_master, **options)
     else:
         from .evaluation.evaluate import evaluate
 
-        _say_capped(options.get("workers", 1))
-        report = evaluate(gold, pred, config_path, **options)
-    if strict and report.warnings:
+        _say_capped(how.workers)
+        report = evaluate(gold, pred, how.config_path, **options)
+    if how.strict and report.warnings:
         raise ConfigError(tr("cli.strict", warnings="; ".join(report.warnings)))
     for warning in report.warnings:
         if warning not in shown:
@@ -90,13 +138,38 @@ def _say_capped(workers: object) -> None:
         say(f"warning: {tr('cli.workers_capped', workers=workers, cores=cores)}")
 
 
-def report_failures(
-    report: Report, min_f1: float | None, field_min: list[tuple[str, float]], bars: list[Gate]
-) -> list[str]:
-    """Every score-time bar the report misses (``--min-f1``, ``--field-min``, ``--min``,
-    ``--max``), one sentence each."""
-    if min_f1 is None and not field_min and not bars:
-        return []
-    from .gate_checks import check_report
+@dataclass(frozen=True)
+class Bars:
+    """`score`'s bars: ``--min-f1``, ``--field-min``, ``--min`` and ``--max``, the last two
+    parsed when the bars are made (a bad one is a ConfigError, exit 2, before any scoring)."""
 
-    return check_report(report, min_f1, field_min, bars)
+    min_f1: float | None
+    field_min: list[tuple[str, float]]
+    min_bars: tuple[str, ...]
+    max_bars: tuple[str, ...]
+    gates: list[Gate] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gates", metric_bars(self.min_bars, self.max_bars))
+
+    def failures(self, report: Report) -> list[str]:
+        """Every bar the report misses, one sentence each."""
+        if self.min_f1 is None and not self.field_min and not self.gates:
+            return []
+        from .gate_checks import check_report
+
+        return check_report(report, self.min_f1, self.field_min, self.gates)
+
+
+@dataclass(frozen=True)
+class Logging:
+    """Where and how `score` logs its run: the keyword arguments of `log_report`."""
+
+    tracking_uri: str | None
+    experiment: str | None
+    run_name: str | None
+    params: dict[str, str]
+    tags: dict[str, str]
+    prompts: tuple[Path, ...]
+    prompt_uris: tuple[str, ...]
+    register: str | None
