@@ -1,6 +1,6 @@
 """Arrow's buffers from the system allocator for a while: what a block made and freed is given
-back, not kept beside numpy's memory by Arrow's own allocator (mimalloc keeps ~25 MB of a
-100,000-document compare's reading and pairing; benchmarks/README.md)."""
+back, not kept beside numpy's memory by Arrow's own allocator (mimalloc keeps what a compare's
+reading and pairing freed; benchmarks/README.md)."""
 
 from __future__ import annotations
 

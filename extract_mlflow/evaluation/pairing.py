@@ -4,8 +4,7 @@
 as rows of each frame; :func:`paired_counts` fills the matrix the paired bootstrap resamples
 (:mod:`.paired`) with both runs' counts of those documents, a column at a time. Counts are
 integers, and most fit in a byte: they are kept in the narrowest integer type that holds them
-(:mod:`~..core.narrow`), so two 100,000-document runs of 34 fields take ~20 MB, not ~170 MB as
-float64.
+(:mod:`~..core.narrow`), an eighth of float64.
 """
 
 from __future__ import annotations
@@ -204,7 +203,7 @@ def paired_counts(
 ) -> npt.NDArray[Any]:
     """The (paired documents × 2·layout.width) matrix of both runs' counts, the baseline's
     columns first, filled one column at a time. Integer counts stay integers, in the narrowest
-    type that holds them all (a 100,000-document comparison's matrix is then ~20 MB); with a
+    type that holds them all (most often a byte); with a
     fractional column (a layout score, a structure ratio) the matrix is float64. Column-major,
     as pandas gives a frame's values: a column's sum adds its values in the same order."""
     specs = _column_specs(layout)

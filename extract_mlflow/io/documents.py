@@ -16,12 +16,12 @@ if TYPE_CHECKING:
 def read_counts(path: Path) -> pd.DataFrame:
     """A run's ``documents.parquet`` as a frame, read one column at a time: its integer columns
     (every count) in the narrowest integer type that holds each
-    (:func:`~..core.narrow.narrowest`: a byte a count for most runs, so a 100,000-document
-    run takes ~13 MB rather than ~90 MB); the other columns as pandas reads them.
+    (:func:`~..core.narrow.narrowest`: a byte a count for most runs, an eighth of int64);
+    the other columns as pandas reads them.
 
     The file is memory-mapped and Arrow's buffers come from the system allocator while it is
     read (:func:`~..core.arrow.system_pool`), so what the reading used is given back, not kept
-    by Arrow's own allocator beside the frame (~15 MB less at a 100,000-document compare)."""
+    by Arrow's own allocator beside the frame."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq

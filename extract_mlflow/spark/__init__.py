@@ -122,8 +122,8 @@ def session(master: str | None = None) -> Any:
 def _context(master: str | None) -> Any:
     """A SparkContext alone, for tasks that read byte ranges (a SparkSession costs seconds
     more to start: only the reading of DataFrames and URIs needs one). Its JVM only schedules
-    them: it compiles with C1 alone (the optimising compiler's threads took the two cores at
-    the start: context, first job and ten jobs 9.1-10.1 s, with C1 only 7.4-7.9 s)."""
+    them: it compiles with C1 alone (the optimising compiler's threads would take the cores
+    the tasks need at the start; figures in benchmarks/README.md)."""
     from pyspark import SparkContext
 
     conf = _conf(master, java=" -XX:TieredStopAtLevel=1")

@@ -39,10 +39,9 @@ for a line too long to cut, and makes the rest of the file one range)"""
 
 def range_bytes(gold: Path, pred: Path, cores: int) -> int:
     """Bytes of a file per task: two tasks per core for the larger file, between the workers'
-    :data:`~extract_mlflow.evaluation.workers.RANGE_BYTES` and :data:`MAX_RANGE_BYTES`. A
-    Spark job costs a tenth of a second or more (measured warm, 2 cores: 100k documents in
-    4 MiB ranges 10.6-11.7 s, 8 MiB 10.0 s, one range 16.3-16.5 s; 10k in 1 MiB ranges
-    3.7-4.3 s, 4 MiB 2.3-2.6 s)."""
+    :data:`~extract_mlflow.evaluation.workers.RANGE_BYTES` and :data:`MAX_RANGE_BYTES`: a
+    Spark task has a fixed cost, so ranges are as few as keep every core busy (figures in
+    benchmarks/README.md)."""
     largest = max(gold.stat().st_size, pred.stat().st_size)
     return min(MAX_RANGE_BYTES, max(RANGE_BYTES, -(-largest // (2 * cores))))
 

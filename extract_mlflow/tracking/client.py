@@ -254,7 +254,7 @@ def check_reachable(uri: str, timeout: float | None = None) -> None:
         return
     if timeout is None:
         timeout = min(PROBE_TIMEOUT, current_timeout())
-    import urllib.error  # here: only the probe needs urllib.request (http.client, ssl: ~15 ms)
+    import urllib.error  # here: only the probe needs urllib.request (it loads http.client, ssl)
     import urllib.request
 
     base, user, password = split_credentials(uri)
