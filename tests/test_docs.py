@@ -1,5 +1,8 @@
 """Every command documents itself: a help text per command, a help text per option, every
-argument named in its command's help, and every command mentioned in the README.
+argument named in its command's help, and every command mentioned in the README. The reference
+pages (README.md, docs/*.md) name every metric key the code logs, stay inside the repository,
+and every repository file they name exists (tests/test_docs_options.py checks options and config
+keys).
 
 Commands are found by walking `extract_mlflow.cli.main` recursively, so new commands (and
 groups of commands) are covered without touching this file.
