@@ -309,7 +309,7 @@ def gate_options(func: F) -> F:
                 "--gates",
                 "gates_file",
                 type=click.Path(dir_okay=False, path_type=Path),
-                help="Gates file: TOML [[gate]] tables (or JSON), see README 'Gate a release'.",
+                help="Gates file: TOML [[gate]] tables (or JSON), see docs/comparing.md.",
             ),
             click.option(
                 "--min",
@@ -483,7 +483,7 @@ def strict_option(func: F) -> F:
         "--strict",
         is_flag=True,
         help="Config warnings are errors (exit 2, nothing logged): a [fields] path no gold field "
-        "has, an unknown unit, a date format that parses no gold value (see the README). They "
+        "has, an unknown unit, a date format that parses no gold value (see docs/config.md). They "
         "read the config and gold only, so they are the same for every prediction file.",
     )(func)
 

@@ -1,5 +1,8 @@
 """Every command documents itself: a help text per command, a help text per option, every
-argument named in its command's help, and every command mentioned in the README.
+argument named in its command's help, and every command mentioned in the README. The reference
+pages (README.md, docs/*.md) name every metric key the code logs, stay inside the repository,
+and every repository file they name exists (tests/test_docs_options.py checks options and config
+keys).
 
 Commands are found by walking `extract_mlflow.cli.main` recursively, so new commands (and
 groups of commands) are covered without touching this file.
@@ -241,3 +244,17 @@ def test_docs_stay_inside_the_repository(name: str) -> None:
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if "://" not in target:
             assert (path.parent / target).exists(), f"{name}: broken link {target}"
+
+
+_REPO_PATH = re.compile(r"^(?:examples|benchmarks|tests|docs|extract_mlflow|\.ci)/[\w./*<>-]*$")
+
+
+@pytest.mark.parametrize("name", REFERENCE)
+def test_repository_paths_named_in_the_docs_exist(name: str) -> None:
+    """A file of the repository named in backticks (`examples/ci.yml`, `tests/test_merge.py`;
+    the site cannot link outside docs/, so the pages name such files) exists; a glob matches."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    spans = {s.split()[0] for s in re.findall(r"`([^`\n]+)`", text) if s.strip()}
+    paths = sorted(s.rstrip(".,:;") for s in spans if _REPO_PATH.match(s) and "<" not in s)
+    missing = [p for p in paths if not any(ROOT.glob(p))]
+    assert missing == [], f"{name} names files that do not exist: {missing}"

@@ -1,6 +1,7 @@
-"""Docs that run: every ```python and ```console block of README.md and examples/*/README.md is
-executed, and a console block's shown output is compared with what the command prints (modulo
-white space; a line ``...`` stands for any number of lines).
+"""Docs that run: every ```python and ```console block of README.md, of the documentation pages
+(docs/*.md, the mkdocs site) and of examples/*/README.md is executed, and a console block's shown
+output is compared with what the command prints (modulo white space; a line ``...`` stands for
+any number of lines).
 
 Blocks run in a temporary copy of the repository's ``examples/`` (the working directory), with
 ``MLFLOW_TRACKING_URI`` on a temporary SQLite store, so nothing is written into the repository.
@@ -33,7 +34,11 @@ from click.testing import CliRunner
 from extract_mlflow.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "examples").glob("*/README.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "examples").glob("*/README.md")),
+]
 
 NOT_EXECUTED = {
     "bash": "installation and shell commands with side effects (pip install, a local store)",
@@ -110,7 +115,10 @@ def test_every_block_is_accounted_for() -> None:
     never executed for a stated reason."""
     unknown = [b.id for b in ALL if b.lang not in ("python", "console", *NOT_EXECUTED)]
     assert unknown == [], f"blocks of a language this test does not know: {unknown}"
-    assert len(RUN) + len(SERVER) >= 5
+    # blocks that run, counted when the reference moved from README.md into docs/: lower these
+    # only when a block is removed on purpose (a block moved to another page still counts)
+    assert len(RUN) >= 12, f"only {len(RUN)} blocks run: was one dropped?"
+    assert len(SERVER) >= 1, f"only {len(SERVER)} server blocks run: was one dropped?"
     assert {b.lang for b in RUN} == {"python", "console"}
     hidden = [
         b.id
