@@ -11,6 +11,11 @@ is the quick loop (CI runs everything). Every test that is marked ``server`` or 
 starts no server; a server started by a test not marked slow is an error. Share the session
 server (unique experiment and model names); start an extra one only to stop or break it. An
 unreachable server is a closed port (``closed_port_uri``), never a server started and stopped.
+
+The suite runs on pytest-xdist (``addopts`` in pyproject.toml: ``-n auto --dist loadfile``):
+every worker is a session of its own, with its own session server and local store in its own
+temporary folder; ``-n 0`` runs it in one process. A test writes only below ``tmp_path`` (never
+in the checkout, which every worker shares).
 """
 
 from __future__ import annotations

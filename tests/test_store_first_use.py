@@ -39,6 +39,13 @@ PROCESSES = 12
 RECOVER = "restore it from a backup, or move it aside and run again to create a new store"
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every test works in its own folder: a store MLflow creates puts its default experiment's
+    artifacts in ``./mlruns`` of the working directory, which must not be the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 def cli(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
@@ -194,9 +201,10 @@ def made_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A current store holding one scored run (made once, by the CLI, in its own folder; tests
     copy it, so MLflow's cached engine for this path never sees their changes)."""
     db = tmp_path_factory.mktemp("made") / "mlflow.db"
-    code, _, err = cli(
-        "score", GOLD, BASELINE, "--config", CONFIG, "--tracking-uri", f"sqlite:///{db}"
-    )
+    with contextlib.chdir(db.parent):  # the store's ./mlruns beside it
+        code, _, err = cli(
+            "score", GOLD, BASELINE, "--config", CONFIG, "--tracking-uri", f"sqlite:///{db}"
+        )
     assert code == 0, err
     return db
 
