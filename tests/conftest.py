@@ -35,10 +35,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 SERVER_START_TIMEOUT = 120.0
 SERVER_STOP_TIMEOUT = 15.0
 MLFLOW = Path(sys.executable).with_name("mlflow")
+
+# no per-example time limit (Hypothesis' default is 200 ms): a busy machine must not fail a
+# property that holds
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -278,7 +278,8 @@ def test_the_lease_admits_one_holder_at_a_time(world: World, delay: float) -> No
     or through a proxy that answers every request `delay` s late (so that their doorways
     overlap); the spans they held it never overlap, and no ticket is left."""
     name = fresh_model(world, world.baseline)
-    policy = LeasePolicy(call_bound=10, wait=120)
+    # bounds far above what a busy machine takes: the test is mutual exclusion, not latency
+    policy = LeasePolicy(call_bound=60, wait=600)
     spans: list[tuple[float, float]] = []
     errors: list[BaseException] = []
 
@@ -298,7 +299,7 @@ def test_the_lease_admits_one_holder_at_a_time(world: World, delay: float) -> No
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=300)
+            t.join(timeout=1800)
     assert not errors and len(spans) == 15
     spans.sort()
     assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))

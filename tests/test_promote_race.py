@@ -1,9 +1,11 @@
-"""Concurrent `extract-mlflow promote` on one alias behaves like some serial order: 8 processes
-promote versions of different quality at once, 20 rounds, against the session's real
-`mlflow server`. Every round the best version ends up holding the alias, no promote exits 2,
-no loser is tagged ``passed``, and every exit 0 moved the alias from the version it was gated
-against (the moves chain from the first holder to the last). The race itself lives in
-``benchmarks/bench_promote.py``, which prints the same rounds against a server of its own."""
+"""Concurrent `extract-mlflow promote` on one alias behaves like some serial order: 4 processes
+promote versions of different quality at once, 2 rounds (one onto a holder, one onto an empty
+alias), against the session's real `mlflow server`. Every round the best version ends up
+holding the alias, no promote exits 2, no loser is tagged ``passed``, and every exit 0 moved
+the alias from the version it was gated against (the moves chain from the first holder to the
+last). The long race (8 processes, 20 rounds, where promotes that passed at first lose inside
+the lease) is ``benchmarks/bench_promote.py``, which prints its rounds against a server of its
+own."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_promote
 
-RACERS = 8
-ROUNDS = 20
+RACERS = 4
+ROUNDS = 2
 
 
 @pytest.mark.slow
@@ -38,5 +40,5 @@ def test_concurrent_promotes_equal_a_serial_order(mlflow_server: MlflowServer) -
         if done.problems():
             broken.append(done.line())
     assert not broken, "\n".join(broken)
-    # the rounds did race: some promotes passed at first and lost inside the lease
-    assert "superseded" in verdicts and "first" in verdicts and "passed" in verdicts
+    # an even round moves the alias off its holder, an odd one takes the empty alias first
+    assert "first" in verdicts and "passed" in verdicts

@@ -546,7 +546,7 @@ def test_a_killed_score_leaves_no_worker_behind(tmp_path: Path) -> None:
         workers = _until(lambda: _children(proc.pid) if len(_children(proc.pid)) == 2 else None)
         assert proc.poll() is None, "the run ended before it could be killed: use a bigger set"
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
         assert _until(lambda: not _alive(workers) or None), f"workers left: {_alive(workers)}"
     finally:
         proc.kill()
@@ -555,7 +555,7 @@ def test_a_killed_score_leaves_no_worker_behind(tmp_path: Path) -> None:
     assert not (tmp_path / "report.txt").exists()
 
 
-def _until(probe: Callable[[], Any], timeout: float = 20.0) -> Any:
+def _until(probe: Callable[[], Any], timeout: float = 120.0) -> Any:
     """`probe()`'s first truthy value, polled for up to `timeout` seconds (None if none)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
