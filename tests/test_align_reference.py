@@ -101,6 +101,7 @@ def _resolvers(comps: Comparators) -> Any:
     return lambda rel: None if rel == "skip" else comps.resolver(f"items[].{rel}")
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(ITEMS, ITEMS)
 def test_similarity_equals_the_pair_by_pair_reference(

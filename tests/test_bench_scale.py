@@ -69,6 +69,7 @@ print(json.dumps([big.returncode, big.peak_rss_mb, small.returncode, small.peak_
     assert big_mb >= 200 > small_mb
 
 
+@pytest.mark.slow
 def test_run_measured_caps_the_address_space(tmp_path: Path) -> None:
     grab = [sys.executable, "-c", "x = bytearray(1024 * 2**20)"]
     capped = bench_scale.run_measured(grab, tmp_path, limit_bytes=512 * 2**20)

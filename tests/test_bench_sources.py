@@ -20,6 +20,7 @@ def test_both_modes_read_every_text(tmp_path: Path) -> None:
     assert whole["chars"] == indexed["chars"] > 0
 
 
+@pytest.mark.slow
 def test_tiny_run_prints_a_row_per_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_sources.main(["--sizes", "20,40", "--keep", str(tmp_path)]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]

@@ -204,6 +204,7 @@ def test_promote_a_prompt_with_a_gates_file(world: World, tmp_path: Path) -> Non
     assert client.get_prompt_version(name, 2).tags[VERDICT_TAG] == "passed"
 
 
+@pytest.mark.slow
 def test_unreachable_server_exits_2_in_one_line_fast(tmp_path: Path) -> None:
     uri = closed_port_uri()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}

@@ -37,6 +37,7 @@ def client_for(uri: str):  # type: ignore[no-untyped-def]
     return MlflowClient(tracking_uri=uri)
 
 
+@pytest.mark.slow
 def test_score_logs_one_run_to_the_embedded_store(mlflow_env: Path, tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'cli.db'}"
     prompt = tmp_path / "prompt.txt"
@@ -66,6 +67,7 @@ def test_score_logs_one_run_to_the_embedded_store(mlflow_env: Path, tmp_path: Pa
     assert f"logged run {data['run_id']}" in err
 
 
+@pytest.mark.slow
 def test_score_registers_a_model_version(mlflow_env: Path, tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'reg.db'}"
     code, out, err = cli(
@@ -78,6 +80,7 @@ def test_score_registers_a_model_version(mlflow_env: Path, tmp_path: Path) -> No
     assert version.run_id == data["run_id"]
 
 
+@pytest.mark.slow
 def test_score_gate_failure_still_logs_the_run(mlflow_env: Path, tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'gate.db'}"
     code, out, err = cli(
@@ -128,6 +131,7 @@ def test_score_with_a_match_threshold_logs_the_optimal_pairing(
     assert run.data.metrics["field_f1/items.a"] == 1.0
 
 
+@pytest.mark.slow
 def test_unreachable_server_is_one_line_and_exit_2_fast(tmp_path: Path) -> None:
     uri = closed_port_uri()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
@@ -147,6 +151,7 @@ def test_unreachable_server_is_one_line_and_exit_2_fast(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr + done.stdout
 
 
+@pytest.mark.slow
 def test_score_iterations_logs_a_step_per_iteration(mlflow_env: Path, tmp_path: Path) -> None:
     folder = tmp_path / "loop"
     for name, pred, prompt in (("01", BASELINE, "first"), ("02", IMPROVED, "second")):
@@ -170,6 +175,7 @@ def test_score_iterations_logs_a_step_per_iteration(mlflow_env: Path, tmp_path: 
     assert best.read_text(encoding="utf-8").strip() == "second"
 
 
+@pytest.mark.slow
 def test_demo_fills_the_embedded_default_store(mlflow_env: Path) -> None:
     code, out, err = cli("demo")
     assert code == 0, err

@@ -245,6 +245,7 @@ def _bytes_held(value: Any, seen: set[int] | None = None) -> int:
 _IDS = 10  # "doc-000001": the bytes of one id
 
 
+@pytest.mark.slow
 def test_the_compact_columns_cost_a_few_bytes_per_document() -> None:
     """20,000 documents scored in gold order, in one part or in batches merged: the compact
     state's columns hold ≤ 8 bytes per document besides the id's bytes (a status byte, tp/fp/fn

@@ -64,6 +64,7 @@ def test_the_sample_is_spread_over_the_rest() -> None:
     assert len(rows) == 10 and rows[-1] > 100
 
 
+@pytest.mark.slow
 def test_a_large_run_logs_a_bounded_table_and_says_so(
     mlflow_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,6 +101,7 @@ def test_a_large_run_logs_a_bounded_table_and_says_so(
     assert len(pd.read_parquet(local)) == n
 
 
+@pytest.mark.slow
 def test_a_small_run_logs_every_document_and_no_table_note(
     mlflow_env: Path, tmp_path: Path
 ) -> None:

@@ -23,6 +23,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import synth  # noqa: E402
 
+pytestmark = pytest.mark.slow  # every test starts or uses a Spark session (a JVM)
+
 CASES = [
     ("invoices", "pred_baseline.jsonl", "config.toml", True),
     ("invoices", "pred_improved.jsonl", "config.toml", True),

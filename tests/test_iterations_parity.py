@@ -110,7 +110,10 @@ def children(client: Any, parent: Any, experiment_id: str) -> dict[str, dict[str
 
 @pytest.mark.parametrize(
     "store",
-    ["local_store", pytest.param("mlflow_server", marks=[pytest.mark.server, pytest.mark.slow])],
+    [
+        pytest.param("local_store", marks=pytest.mark.slow),
+        pytest.param("mlflow_server", marks=[pytest.mark.server, pytest.mark.slow]),
+    ],
 )
 def test_cli_and_logger_give_the_same_files_and_runs(
     store: str, request: pytest.FixtureRequest, mlflow_env: Path, tmp_path: Path
@@ -140,6 +143,7 @@ def test_cli_and_logger_give_the_same_files_and_runs(
     assert cli_children == children(client, api_parent, experiment)
 
 
+@pytest.mark.slow
 def test_no_log_writes_the_same_files_as_a_logged_run(
     mlflow_env: Path, local_store: str, tmp_path: Path
 ) -> None:

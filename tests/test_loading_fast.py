@@ -157,6 +157,7 @@ def _lines(draw: st.DrawFn) -> bytes:
     return raw
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(_lines())
 def test_fast_path_reads_as_the_reference_or_declines(raw: bytes) -> None:

@@ -152,6 +152,7 @@ def test_results_into_a_user_folder_are_refused(loop: Path, tmp_path: Path) -> N
     assert snapshot(loop) == before_loop
 
 
+@pytest.mark.slow
 def test_a_results_folder_of_ours_is_rewritten(loop: Path, tmp_path: Path) -> None:
     results = tmp_path / "empty"
     results.mkdir()

@@ -69,6 +69,7 @@ def as_read_before(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype(wide)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(pair=frames())
 def test_the_paired_count_matrix_is_the_pandas_reference(
@@ -93,6 +94,7 @@ def test_the_paired_count_matrix_is_the_pandas_reference(
     assert full.tobytes() == expected.sum(axis=0, keepdims=True).tobytes()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(pair=frames(), top=st.integers(0, 12))
 def test_flips_and_regressed_documents_are_the_pandas_reference(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import paths_reference as ref
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ def _nameless_object(doc: dict[str, Any]) -> bool:
     return isinstance(doc.get(""), (dict, list)) and bool(doc[""])
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(DOCS, IGNORES)
 def test_walk_expands_like_the_field_scorer(doc: dict[str, Any], ignores: frozenset[str]) -> None:
@@ -57,6 +59,7 @@ def test_walk_expands_like_the_field_scorer(doc: dict[str, Any], ignores: frozen
         assert {x.path for x in leaves if x.value is PRUNED} == old.skipped
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(DOCS, IGNORES, st.frozensets(KEYS, max_size=2))
 def test_document_leaves_read_like_text_fidelity(
@@ -75,6 +78,7 @@ def test_document_leaves_read_like_text_fidelity(
     assert samples == ref.gold_samples(doc, skip)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(DOCS, KEYS)
 def test_document_leaves_read_like_hints_and_config_checks(
@@ -85,6 +89,7 @@ def test_document_leaves_read_like_hints_and_config_checks(
     assert new == list(ref.leaf_values(doc, id_key=id_key))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(DOCS, IGNORES)
 def test_the_scorer_counts_and_skips_what_the_walk_finds(

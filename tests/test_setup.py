@@ -65,6 +65,7 @@ def test_a_slice_attribute_a_prediction_carries_is_not_a_field(tmp_path: Path) -
         assert report.to_dict()["metrics"]["f1_by_layout/two"] == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", [True, False])
 def test_structure_metrics_cover_the_documents_whose_gold_line_has_a_key(
     tmp_path: Path, first: bool

@@ -388,6 +388,7 @@ def test_the_python_api_raises_a_tracking_error(garbage_default_store: Path) -> 
         log_report(evaluate(GOLD, BASELINE, CONFIG))
 
 
+@pytest.mark.slow
 def test_a_separate_sqlite_registry_is_opened_the_same_way(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

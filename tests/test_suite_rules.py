@@ -59,12 +59,14 @@ def quick_loop(tmp_path_factory: pytest.TempPathFactory) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_the_quick_loop_deselects_every_server_test(
     quick_loop: subprocess.CompletedProcess[str],
 ) -> None:
     assert "1 failed, 1 passed, 4 deselected" in quick_loop.stdout, quick_loop.stdout
 
 
+@pytest.mark.slow
 def test_a_server_started_by_a_test_not_marked_slow_fails(
     quick_loop: subprocess.CompletedProcess[str],
 ) -> None:

@@ -216,6 +216,7 @@ def test_unreachable_uri_fails_fast() -> None:
 
 
 # -- the embedded local store ------------------------------------------------------------------
+@pytest.mark.slow
 def test_log_report_local_store_roundtrip(
     mlflow_env: Path, local_store: str, baseline: Report, tmp_path: Path
 ) -> None:
@@ -252,6 +253,7 @@ def test_log_report_local_store_roundtrip(
     assert mv.tags[SIGNATURE_TAG] == baseline.signature()
 
 
+@pytest.mark.slow
 def test_default_store_is_the_working_directory(mlflow_env: Path, baseline: Report) -> None:
     from mlflow import MlflowClient
 
@@ -498,9 +500,9 @@ def test_killed_server_fails_fast_with_one_line(
 
 
 # -- demo and MLproject -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_demo_logs_two_registered_runs(mlflow_env: Path, tmp_path: Path) -> None:
     from mlflow import MlflowClient
-@pytest.mark.slow
 
     from extract_mlflow.tracking.demo import run_demo, scoreboard
 

@@ -388,6 +388,7 @@ def test_every_measurement_reads_in_pint(
         assert _registry().Quantity(q[0], q[1]).to(q[1]).magnitude == pytest.approx(q[0])
 
 
+@pytest.mark.slow
 def test_pint_forgets_what_it_parsed_past_a_bound() -> None:
     """pint keeps every unit string it parsed; a source gives endless new ones ("ZN-76150", a
     product code after a number, reads as zettanewton⁻⁷⁶¹⁵⁰). Its caches go back to their

@@ -393,6 +393,7 @@ def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
     assert _start_method_in_a_fresh_process(with_thread=True) == "spawn"
 
 
+@pytest.mark.slow
 def test_spawned_workers_equal_one_process(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
