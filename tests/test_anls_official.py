@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from support.mlflow_server import MlflowServer
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

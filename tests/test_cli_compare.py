@@ -13,34 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from conftest import MlflowServer, closed_port_uri
-from test_registry import World, add_version, client_for, link_prompt, log_world, register_prompt
+from support.mlflow_server import MlflowServer, closed_port_uri
+from support.registry import (
+    GATES_TOML,
+    World,
+    add_version,
+    cli,
+    client_for,
+    error_lines,
+    link_prompt,
+    log_world,
+    register_prompt,
+)
 
-from extract_mlflow.cli import main
 from extract_mlflow.tracking.registry import BASELINE_TAG, CRITERIA_TAG, SUMMARY_TAG, VERDICT_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
-GATES_TOML = """
-[[gate]]
-metric = "f1"
-threshold = 0.8
-max_drop = 0.01
-
-[[gate]]
-metric = "field_f1/line_items.*"
-max_drop = 0.05
-significant = true
-"""
-
-
-def cli(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report, closed_port_uri
+from support.mlflow_server import MlflowServer, closed_port_uri
+from support.runs import artifact_paths, assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

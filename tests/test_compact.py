@@ -19,7 +19,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_merge import ARGS, case_of, expected
+from support.compact import assert_compact_same, plain
+from support.merge import ARGS, case_of, expected
 
 from extract_mlflow.config import Config
 from extract_mlflow.core.counts import Counts
@@ -32,40 +33,8 @@ from extract_mlflow.evaluation.evaluate import evaluate
 from extract_mlflow.evaluation.records import counts_frame
 from extract_mlflow.io.loading import gold_from_rows, predictions_from_rows
 from extract_mlflow.io.spill import CountsSpill
-from extract_mlflow.report import DocumentResult, Report
+from extract_mlflow.report import DocumentResult
 from extract_mlflow.views.frames import report_frame
-from extract_mlflow.views.markdown import report_markdown
-from extract_mlflow.views.table import report_table
-
-_PLAIN = [
-    "id", "status", "counts", "reason", "layout", "rows_gold", "rows_pred", "tokens",
-    "latency_ms", "attributes", "position",
-]  # fmt: skip
-
-
-def _plain(d: DocumentResult) -> dict[str, Any]:
-    return {name: getattr(d, name) for name in _PLAIN}
-
-
-def assert_compact_same(got: Report, want: Report) -> None:
-    assert type(got.documents) is type(want.documents) is DocumentColumns  # one table
-    for f in dataclasses.fields(Report):
-        if f.name != "documents":
-            assert getattr(got, f.name) == getattr(want, f.name), f.name
-    assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
-    assert got.metrics() == want.metrics()
-    pd.testing.assert_frame_equal(counts_frame(got), counts_frame(want))
-    for kind in ("documents", "document_fields", "fields"):
-        pd.testing.assert_frame_equal(report_frame(got, kind), report_frame(want, kind))
-    assert [_plain(d) for d in got.documents] == [_plain(d) for d in want.documents]
-    assert len(got.documents) == len(want.documents)
-    assert _plain(got.documents[-1]) == _plain(want.documents[-1])
-    for n in (1, 3, 10, 25):
-        assert [_plain(d) for d in got.worst_documents(n)] == [
-            _plain(d) for d in want.worst_documents(n)
-        ]
-    assert report_markdown(got) == report_markdown(want)
-    assert report_table(got) == report_table(want)
 
 
 def compact_pass(setup: Setup, docs: list[DocumentInput]) -> Evaluation:
@@ -210,7 +179,7 @@ def test_a_compact_report_pickles() -> None:
     setup, inputs, docs = case_of("synthetic")
     report = compact_pass(setup, docs).result(inputs)
     copy = pickle.loads(pickle.dumps(report))
-    assert [_plain(d) for d in copy.documents] == [_plain(d) for d in report.documents]
+    assert [plain(d) for d in copy.documents] == [plain(d) for d in report.documents]
     pd.testing.assert_frame_equal(counts_frame(copy), counts_frame(report))
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
-from test_registry import client_for, score
+from support.mlflow_server import MlflowServer
+from support.registry import client_for, score
 
 from extract_mlflow.cli import main
 from extract_mlflow.tracking.comparisons import LATEST_TAG

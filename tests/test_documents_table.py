@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from conftest import artifact_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.runs import artifact_paths
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

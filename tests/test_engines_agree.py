@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_spark import _require_spark
+from support.spark import require_spark
 
 from extract_mlflow import evaluate
 
@@ -40,7 +40,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    _require_spark()
+    require_spark()
     from extract_mlflow.spark import session
 
     s = session("local[2]")

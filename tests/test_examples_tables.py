@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import teds_reference as ref
 from click.testing import CliRunner
+from support import teds_reference as ref
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report
+from support.mlflow_server import MlflowServer
+from support.runs import artifact_paths, assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.core.text import tex_escape

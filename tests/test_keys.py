@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, _validate_metric_name
+from support.mlflow_server import MlflowServer
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
+from support.mlflow_server import MlflowServer
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

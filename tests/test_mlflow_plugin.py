@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import MlflowServer, assert_run_holds_report
+from support.mlflow_server import MlflowServer
+from support.runs import assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.errors import ConfigError, InputError

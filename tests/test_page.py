@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_diff import GOLD, PRED_A, PRED_B, write_jsonl
+from support.diff import GOLD, PRED_A, PRED_B, write_jsonl
 
 from extract_mlflow import compare, diff, evaluate
 from extract_mlflow.cli import main

@@ -1,5 +1,5 @@
 """paired: aligning two runs' count frames, their count matrix and the document flips, pinned
-to a plain pandas reference (tests/paired_reference.py) on generated frames; and reading a
+to a plain pandas reference (tests/support/paired_reference.py) on generated frames; and reading a
 logged ``documents.parquet`` with its counts held narrow."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import paired_reference as ref
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import paired_reference as ref
 
 from extract_mlflow.core.keys import keys_from_frame
 from extract_mlflow.core.narrow import narrowest

@@ -1,14 +1,15 @@
-"""core.paths: the one document walker equals each walker it replaced (tests/paths_reference.py,
-kept verbatim as oracles), and the scorer built on it reports the same leaves and cuts."""
+"""core.paths: the one document walker equals each walker it replaced
+(tests/support/paths_reference.py, kept verbatim as oracles), and the scorer built on it reports
+the same leaves and cuts."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import paths_reference as ref
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from support import paths_reference as ref
 
 from extract_mlflow.config import Config, FieldRule
 from extract_mlflow.core.paths import (

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MlflowServer
-from servers import delaying_proxy, uri_of
-from test_cli_compare import GATES_TOML, cli, error_lines
-from test_registry import (
+from support.mlflow_server import MlflowServer
+from support.registry import (
     DROP,
+    GATES_TOML,
     World,
     aliases,
+    cli,
     client_for,
+    error_lines,
     fresh_model,
     link_prompt,
     log_world,
@@ -33,6 +34,7 @@ from test_registry import (
     score,
     version_tags,
 )
+from support.servers import delaying_proxy, uri_of
 
 from extract_mlflow.errors import GateError, InputError, TrackingError
 from extract_mlflow.tracking.log import log_report

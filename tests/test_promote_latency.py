@@ -1,5 +1,5 @@
 """Promotion under latency: concurrent `extract-mlflow promote` processes race for one alias
-through a proxy (tests/servers.py) that answers every request of the session's real `mlflow
+through a proxy (tests/support/servers.py) that answers every request of the session's real `mlflow
 server` 0, 1 or 3 s late. Each round starts with the alias on a version worse than every racer,
 so every racer passes its first gate and they all queue for the lease.
 
@@ -25,8 +25,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import MlflowServer
-from servers import Call, delaying_proxy, uri_of
+from support.mlflow_server import MlflowServer
+from support.servers import Call, delaying_proxy, uri_of
 
 from extract_mlflow.errors import InputError
 from extract_mlflow.tracking.registry import LEASE_TAG, LeasePolicy, Ticket

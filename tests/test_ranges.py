@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_stream import write
+from support.stream import write
 
 from extract_mlflow.config import Config
 from extract_mlflow.config_file import load_config

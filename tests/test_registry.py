@@ -9,22 +9,28 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MlflowServer
+from support.mlflow_server import MlflowServer
+from support.registry import (
+    DROP,
+    World,
+    aliases,
+    client_for,
+    fresh_model,
+    link_prompt,
+    log_world,
+    register_prompt,
+    score,
+    version_tags,
+)
 
-from extract_mlflow import evaluate
 from extract_mlflow.comparison import IncomparableRunsError, ScoredRun, compare
 from extract_mlflow.core.narrow import narrowest
 from extract_mlflow.errors import ConfigError, InputError
 from extract_mlflow.gates import Gate
 from extract_mlflow.report import Report
-from extract_mlflow.tracking.client import using_tracking_uri
-from extract_mlflow.tracking.log import log_report
-from extract_mlflow.tracking.payload import SIGNATURE_TAG, report_params
 from extract_mlflow.tracking.promote import (
     SUMMARY_LIMIT,
     criteria,
@@ -44,21 +50,7 @@ from extract_mlflow.tracking.registry import (
 )
 from extract_mlflow.views.frames import report_frame
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "invoices"
-GOLD = EXAMPLE / "gold.jsonl"
-CONFIG = EXAMPLE / "config.toml"
 RUN_A = "0123456789abcdef0123456789abcdef"
-DROP = [{"metric": "f1", "max_drop": 0.01}]
-
-
-def score(pred: str, config: Path = CONFIG) -> Report:
-    return evaluate(GOLD, EXAMPLE / pred, config)
-
-
-def client_for(uri: str) -> Any:
-    from mlflow import MlflowClient
-
-    return MlflowClient(tracking_uri=uri)
 
 
 # -- pure: refs, targets, tags --------------------------------------------------------------------
@@ -214,81 +206,6 @@ def test_exported_compare_is_the_function_whatever_was_imported_first(first: str
 
 
 # -- a tracking server with evaluations, model versions and prompt versions -----------------------
-@dataclass
-class World:
-    """Runs logged once per module: `baseline` (worse) and `improved` registered as versions 1
-    and 2 of `model` (@champion → 1) and linked to versions 1 and 2 of `prompt` (@champion → 2);
-    `other` scored with another config (another signature); `bare` has metrics, the signature
-    tag and params but no eval/ artifacts; `failed` ended FAILED."""
-
-    uri: str
-    baseline: str
-    improved: str
-    other: str
-    bare: str
-    failed: str
-    model: str
-    prompt: str
-    experiment_id: str
-
-
-def register_prompt(uri: str, name: str, text: str) -> str:
-    import mlflow
-
-    with using_tracking_uri(uri):
-        return str(mlflow.genai.register_prompt(name=name, template=text).version)
-
-
-def link_prompt(uri: str, run_id: str, prompt_uri: str) -> None:
-    with using_tracking_uri(uri):  # MLflow writes the link through the global store
-        client_for(uri).link_prompt_version_to_run(run_id, prompt_uri)
-
-
-def add_version(uri: str, model: str, run_id: str) -> str:
-    """A new version of registered model `model` (created when missing) made from `run_id`."""
-    client = client_for(uri)
-    if not client.search_registered_models(f"name = '{model}'"):
-        client.create_registered_model(model)
-    source = client.get_run(run_id).info.artifact_uri + "/eval"
-    return str(client.create_model_version(model, source, run_id=run_id).version)
-
-
-def log_world(uri: str, folder: Path) -> World:
-    sfx = uuid.uuid4().hex[:8]
-    model, prompt, experiment = f"inv-{sfx}", f"inv-prompt-{sfx}", f"registry-{sfx}"
-    other_config = folder / "other.toml"
-    other_config.write_text(CONFIG.read_text().replace("rel_tol = 0.001", "rel_tol = 0.002", 1))
-    ids, reports = {}, {}
-    for label, pred in (("baseline", "pred_baseline.jsonl"), ("improved", "pred_improved.jsonl")):
-        version = register_prompt(uri, prompt, f"Extract the invoice ({label}).")
-        reports[label] = score(pred)
-        logged = log_report(
-            reports[label], tracking_uri=uri, experiment=experiment, run_name=label,
-            register=model, prompt_uris=[f"prompts:/{prompt}/{version}"],
-        )  # fmt: skip
-        ids[label] = logged.run_id
-    other = log_report(
-        score("pred_improved.jsonl", other_config), tracking_uri=uri, experiment=experiment
-    )
-    client = client_for(uri)
-    client.set_registered_model_alias(model, "champion", "1")
-    client.set_prompt_alias(prompt, "champion", 2)
-    signature = {SIGNATURE_TAG: reports["improved"].signature()}
-    params = report_params(reports["improved"])
-    bare = client.create_run(other.experiment_id, tags=signature)
-    for key, value in reports["improved"].metrics().items():
-        client.log_metric(bare.info.run_id, key, value)
-    for key, text in params.items():
-        client.log_param(bare.info.run_id, key, text)
-    client.set_terminated(bare.info.run_id, "FINISHED")
-    failed = client.create_run(other.experiment_id, tags=signature)
-    for key, text in params.items():
-        client.log_param(failed.info.run_id, key, text)
-    client.set_terminated(failed.info.run_id, "FAILED")
-    return World(
-        uri, ids["baseline"], ids["improved"], other.run_id, bare.info.run_id,
-        failed.info.run_id, model, prompt, other.experiment_id,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -459,20 +376,6 @@ def test_prompt_version_linked_to_several_runs_uses_the_newest_evaluation(world:
 
 
 # -- promotion ------------------------------------------------------------------------------------
-def fresh_model(world: World, *runs: str) -> str:
-    name = f"promo-{uuid.uuid4().hex[:8]}"
-    for run_id in runs:
-        add_version(world.uri, name, run_id)
-    return name
-
-
-def version_tags(world: World, name: str, version: str) -> dict[str, str]:
-    tags = client_for(world.uri).get_model_version(name, version).tags
-    return {k: v for k, v in tags.items() if k.startswith("extract_mlflow.promotion.")}
-
-
-def aliases(world: World, name: str) -> dict[str, str]:
-    return dict(client_for(world.uri).get_registered_model(name).aliases)
 
 
 @pytest.mark.server

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
-from test_registry import CONFIG, client_for, link_prompt, register_prompt, score
+from support.mlflow_server import MlflowServer
+from support.registry import CONFIG, client_for, link_prompt, register_prompt, score
 
 from extract_mlflow.cli import main
 from extract_mlflow.comparison import IncomparableRunsError

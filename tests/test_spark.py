@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from support.spark import require_spark
 
 from extract_mlflow.errors import InputError
 from extract_mlflow.evaluation.evaluate import evaluate as local_evaluate
@@ -35,30 +35,9 @@ import synth  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def _missing() -> str | None:
-    """Why the Spark engine cannot run here, or None."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'extract-mlflow[spark]')"
-    java_home = os.environ.get("JAVA_HOME")
-    if not (java_home and Path(java_home, "bin", "java").exists()) and not shutil.which("java"):
-        return "no Java runtime (install default-jre-headless or set JAVA_HOME)"
-    return None
-
-
-def _require_spark() -> None:
-    reason = _missing()
-    if reason is None:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true: the Spark tests must run, but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    _require_spark()
+    require_spark()
     from extract_mlflow.spark import session
 
     s = session("local[2]")
@@ -310,7 +289,7 @@ def _cli(
 
 
 def test_cli_engine_spark_gives_the_local_json(tmp_path: Path) -> None:
-    _require_spark()
+    require_spark()
     gold, pred = str(E / "invoices/gold.jsonl"), str(E / "invoices/pred_baseline.jsonl")
     common = ["score", gold, pred, "--config", str(E / "invoices/config.toml"), "--no-log"]
     common += ["--sources", str(E / "invoices/sources"), "--format", "json", "--min-f1", "0.5"]

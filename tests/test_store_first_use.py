@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer, assert_run_holds_report
+from support.mlflow_server import MlflowServer
+from support.runs import assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-import teds_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from scipy import stats as scipy_stats
+from support import teds_reference as ref
 
 from extract_mlflow.config import StructureConfig
 from extract_mlflow.core.keys import slice_key

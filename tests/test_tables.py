@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-import teds_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import teds_reference as ref
 
 from extract_mlflow.structure.table_text import (
     parse_html_tables,

@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 import pytest
-import teds_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import teds_reference as ref
 
 from extract_mlflow.structure.table_text import parse_tables
 from extract_mlflow.structure.tables import Table

@@ -13,9 +13,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import MlflowServer, artifact_paths, assert_run_holds_report, closed_port_uri
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.mlflow_server import MlflowServer, closed_port_uri
+from support.runs import artifact_paths, assert_run_holds_report
 
 from extract_mlflow import evaluate
 from extract_mlflow.errors import InputError, TrackingError

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer, assert_group_gone, free_port
-from servers import freezing_proxy, hanging_server, start_auth_server, uri_of
+from support.mlflow_server import MlflowServer, assert_group_gone, free_port
+from support.servers import freezing_proxy, hanging_server, start_auth_server, uri_of
 
 from extract_mlflow import evaluate
 from extract_mlflow.cli import main

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import MlflowServer
-from test_registry import client_for, score
+from support.mlflow_server import MlflowServer
+from support.registry import client_for, score
 
 from extract_mlflow.cli import main
 from extract_mlflow.comparison import compare

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_compact import assert_compact_same
-from test_stream import file_pairs, write
+from support.compact import assert_compact_same
+from support.stream import file_pairs, write
 
 from extract_mlflow.config import Config
 from extract_mlflow.config_file import load_config

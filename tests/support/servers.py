@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from conftest import MlflowServer
+from support.mlflow_server import MlflowServer
 
 HANG_SECONDS = 120.0
 """How long a hanging handler waits at most (it is released when its server stops)."""
