@@ -5,8 +5,12 @@ store, in its own process group (``mlflow server`` spawns uvicorn workers that o
 parent), and is stopped by signalling the whole group; teardown fails if any process of the
 group is left. Tests that need it are marked ``server``; deselect them with ``-m "not server"``.
 
-The helpers live in tests/support/ (the server itself in ``support.mlflow_server``, reading a
-run back in ``support.runs``); test modules import from there, never from each other.
+The tests mirror the package (tests/<subpackage>/ for extract_mlflow/<subpackage>/, tests of
+top-level modules and of the repository itself in tests/); integration tests (real servers,
+Spark, a browser, `mlflow run`, whole CLI runs against servers) are in tests/integration/ and
+marked ``integration``. The helpers live in tests/support/ (the server itself in
+``support.mlflow_server``, reading a run back in ``support.runs``); test modules import from
+there, never from each other.
 
 Tests that take more than a few seconds are marked ``slow``; ``python -m pytest -m "not slow"``
 is the quick loop (CI runs everything). Every test that is marked ``server`` or uses a server
@@ -44,20 +48,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: takes more than a few seconds; deselect with -m 'not slow'"
     )
+    config.addinivalue_line(
+        "markers",
+        "integration: in tests/integration/ (real servers, Spark, a browser, `mlflow run`, whole "
+        "CLI runs against servers); deselect with -m 'not integration'",
+    )
     # the pinned outputs are English: a Korean locale on the developer's machine must not
     # change them (tests/test_language.py sets the language explicitly)
     os.environ["EXTRACT_MLFLOW_LANG"] = "en"
 
 
 SERVER_FIXTURES = frozenset({"mlflow_server", "start_server"})
+INTEGRATION = Path(__file__).resolve().parent / "integration"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that needs a real `mlflow server` (marked ``server``, or using `mlflow_server` or
     `start_server` directly or through another fixture) is marked ``server`` and ``slow``
     whether or not it says so: the session server alone takes seconds to start, so the quick
-    loop (``-m "not slow"``) starts none."""
+    loop (``-m "not slow"``) starts none. A test in tests/integration/ is marked
+    ``integration``."""
     for item in items:
+        if INTEGRATION in item.path.parents:
+            item.add_marker(pytest.mark.integration)
         if item.get_closest_marker("server") or SERVER_FIXTURES & set(
             getattr(item, "fixturenames", ())
         ):
