@@ -16,8 +16,8 @@ root, its own process group) and stops the whole group at the end. With `--delay
 promotes talk to it through the delaying proxy of `tests/support/servers.py`, which answers every
 request D seconds late, and each promote's line (exit code, verdict, wall time, requests) is
 printed too; `--timeout` is passed on to the promotes. It prints figures and exits 0;
-`tests/test_promote_race.py` and `tests/test_promote_latency.py` assert the same properties
-against the test server.
+`tests/integration/test_promote_race.py` and `tests/integration/test_promote_latency.py`
+assert the same properties against the test server.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "CLI runs against servers); deselect with -m 'not integration'",
     )
     # the pinned outputs are English: a Korean locale on the developer's machine must not
-    # change them (tests/test_language.py sets the language explicitly)
+    # change them (tests/core/test_language.py sets the language explicitly)
     os.environ["EXTRACT_MLFLOW_LANG"] = "en"
 
 

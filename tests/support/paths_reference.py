@@ -1,5 +1,5 @@
 """The document walkers as they were before the path convention had one home (main@ac5f770),
-kept verbatim as oracles for tests/test_paths.py: field scoring's subtree expansion, text
+kept verbatim as oracles for tests/core/test_paths.py: field scoring's subtree expansion, text
 fidelity's leaves and gold samples, and the gold leaves of hints and config checks."""
 
 from __future__ import annotations
