@@ -4,7 +4,7 @@
     python benchmarks/bench_bounds.py --garbage 300000 --flips 2000 --workers 1000
 
 Prints figures and exits 0; it never asserts anything (the bounds are tested in
-tests/test_listings.py and tests/test_workers.py). Each case runs the real CLI
+tests/views/test_listings.py and tests/evaluation/test_workers.py). Each case runs the real CLI
 (``python -m extract_mlflow``) as a child process and prints its wall time, peak resident
 memory and the size of what it wrote:
 

@@ -13,11 +13,11 @@ version, whether the outcome equals a serial order (every exit 0 moved the alias
 it was gated against, the moves chain from the first holder to the final one), and the time.
 It starts its own `mlflow server` (127.0.0.1, a free port, a temporary SQLite store and artifact
 root, its own process group) and stops the whole group at the end. With `--delay D` the
-promotes talk to it through the delaying proxy of `tests/servers.py`, which answers every
+promotes talk to it through the delaying proxy of `tests/support/servers.py`, which answers every
 request D seconds late, and each promote's line (exit code, verdict, wall time, requests) is
 printed too; `--timeout` is passed on to the promotes. It prints figures and exits 0;
-`tests/test_promote_race.py` and `tests/test_promote_latency.py` assert the same properties
-against the test server.
+`tests/integration/test_promote_race.py` and `tests/integration/test_promote_latency.py`
+assert the same properties against the test server.
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         proxy = None
         if args.delay is not None:
             sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-            from servers import delaying_proxy
+            from support.servers import delaying_proxy
 
             proxy = stack.enter_context(delaying_proxy(uri, args.delay))
             print(f"proxy         every request {args.delay:g} s late")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import teds_reference as ref
+from support import teds_reference as ref
 
 from extract_mlflow.structure.table_text import parse_tables
 from extract_mlflow.structure.teds import timed_teds

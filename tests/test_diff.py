@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.diff import GOLD, PRED_A, PRED_B, write_jsonl
 
 import extract_mlflow
 from extract_mlflow import check_gates, compare, diff, evaluate
@@ -24,26 +25,6 @@ EXAMPLE = ROOT / "examples" / "invoices"
 
 # Three documents, two fields. A: d1 right; d2 `a` wrong; d3 `b` wrong.
 # B: d1 `b` wrong; d2 right; d3 `b` wrong.
-GOLD: list[dict[str, Any]] = [
-    {"id": "d1", "a": 1, "b": "x"},
-    {"id": "d2", "a": 2, "b": "y"},
-    {"id": "d3", "a": 3, "b": "z"},
-]
-PRED_A: list[dict[str, Any]] = [
-    {"id": "d1", "a": 1, "b": "x"},
-    {"id": "d2", "a": 5, "b": "y"},
-    {"id": "d3", "a": 3, "b": "q"},
-]
-PRED_B: list[dict[str, Any]] = [
-    {"id": "d1", "a": 1, "b": "w"},
-    {"id": "d2", "a": 2, "b": "y"},
-    {"id": "d3", "a": 3, "b": "q"},
-]
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

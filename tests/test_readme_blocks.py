@@ -43,12 +43,12 @@ PAGES = [
 NOT_EXECUTED = {
     "bash": "installation and shell commands with side effects (pip install, a local store)",
     "toml": "configuration excerpts: parsed as TOML (test_toml_blocks_parse), not run",
-    "yaml": "a CI excerpt; tests/test_ci_example.py runs examples/ci.yml",
+    "yaml": "a CI excerpt; tests/integration/test_ci_example.py runs examples/ci.yml",
     "": "a file tree with no command",
 }
 OWN_TEST = {
     # console blocks another test already runs and compares (the same rule: modulo white space)
-    "examples/tables/README.md": "tests/test_examples_tables.py runs its console blocks",
+    "examples/tables/README.md": "tests/structure/test_examples_tables.py runs its console blocks",
 }
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
 MARKER = re.compile(

@@ -97,6 +97,7 @@ def test_sources_load_text_fidelity() -> None:
     assert loaded(modules, (*GATES, *STRUCTURE)) == []
 
 
+@pytest.mark.slow
 def test_structure_fields_load_the_structure_scorers(tmp_path: Path) -> None:
     table = "<table><tr><td>a</td><td>b</td></tr></table>"
     gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"

@@ -4,6 +4,7 @@ server started by a test not marked slow fails; an unreachable server is a close
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -11,13 +12,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import closed_port_uri
+from support.mlflow_server import closed_port_uri
 
-CONFTEST = Path(__file__).with_name("conftest.py")
+TESTS = Path(__file__).resolve().parent
+CONFTEST = TESTS / "conftest.py"
+SUPPORT = TESTS / "support"
 
 SAMPLE = """
 import pytest
-from conftest import MlflowServer
+from support.mlflow_server import MlflowServer
 
 def test_plain():
     pass
@@ -46,9 +49,11 @@ def test_sneaky(tmp_path):
 
 @pytest.fixture(scope="module")
 def quick_loop(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
-    """The sample run as the quick loop, by a separate pytest next to a copy of our conftest."""
+    """The sample run as the quick loop, by a separate pytest next to a copy of our conftest
+    and its support package."""
     folder = tmp_path_factory.mktemp("suite-rules")
     (folder / "conftest.py").write_text(CONFTEST.read_text(encoding="utf-8"), encoding="utf-8")
+    shutil.copytree(SUPPORT, folder / "support", ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "test_sample.py").write_text(textwrap.dedent(SAMPLE), encoding="utf-8")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"],
@@ -59,12 +64,14 @@ def quick_loop(tmp_path_factory: pytest.TempPathFactory) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_the_quick_loop_deselects_every_server_test(
     quick_loop: subprocess.CompletedProcess[str],
 ) -> None:
     assert "1 failed, 1 passed, 4 deselected" in quick_loop.stdout, quick_loop.stdout
 
 
+@pytest.mark.slow
 def test_a_server_started_by_a_test_not_marked_slow_fails(
     quick_loop: subprocess.CompletedProcess[str],
 ) -> None:
