@@ -83,3 +83,24 @@ def test_a_closed_port_refuses_connections() -> None:
     port = int(closed_port_uri().rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in tests/support/ (or are fixtures): no test module imports a test
+    module, so each file can move or run alone."""
+    import ast
+
+    tests = {p.stem for p in TESTS.rglob("test_*.py")}
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[-1] in tests or name.split(".")[0] in tests:
+                    found.append(f"{path.relative_to(TESTS)}:{node.lineno} imports {name}")
+    assert found == []
