@@ -27,7 +27,7 @@ PAGES = ("extract_mlflow.pages",)
 STRUCTURE = ("extract_mlflow.structure.score", "extract_mlflow.structure.teds")
 POOL = ("concurrent.futures.process",)
 TRACKING = ("mlflow", "urllib.request", "extract_mlflow.tracking.log")
-LIBRARIES = ("pandas", "scipy", "matplotlib", "numpy.ma")  # numpy.ma: np.percentile/np.unique
+LIBRARIES = ("pandas", "scipy", "matplotlib")  # numpy.ma may load: numpy.percentile needs it
 OTHER_COMMANDS = ("extract_mlflow.cli_diff", "extract_mlflow.cli_loop")
 HEAVY = (*GATES, *FIDELITY, *STRUCTURE, *PAGES, *POOL, *TRACKING, *LIBRARIES)
 """what a plain `score --format json --no-log` of field-only documents never imports"""
