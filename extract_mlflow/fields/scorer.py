@@ -26,7 +26,7 @@ from ..core.paths import (
     mark_empties,
     walk,
 )
-from .align import Similarity, assign, bulk_similarity, pair_identical
+from .align import ExactForms, Similarity, assign, bulk_similarity, exact_forms, pair_identical
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 from .units import is_measurement, may_be_measurement
 
@@ -223,7 +223,9 @@ class FieldScorer:
             if not is_absent(p):
                 self._expand(p, path, acc, HALLUCINATED, gold_side=False)
             return
-        if path not in self._settled and (path not in self.plain or may_be_measurement(g)):
+        if path not in self._settled and (
+            path not in self.plain or (tg is str and may_be_measurement(g))
+        ):
             self._see(path, g)  # only when it can change what is known of the path
         tp_ = type(p)
         if tp_ is tg and g == p:
@@ -270,7 +272,9 @@ class FieldScorer:
                     counts[path] = [1, 0, 0]
                 else:
                     c[0] += 1
-                if path not in settled and (path not in plain or may_be_measurement(gv)):
+                if path not in settled and (
+                    path not in plain or (tg is str and may_be_measurement(gv))
+                ):
                     self._see(path, gv)  # as in _node
             else:
                 self._node(gv, pv, path, acc)
@@ -355,10 +359,19 @@ class FieldScorer:
             left_p = sorted(left_p, key=lambda j: canonical(pred[j]))
             g_items = [gold[i] for i in left_g]
             p_items = [pred[j] for j in left_p]
-            sim = self._similarity(g_items, p_items, ipath)
-            chosen = assign(sim, self._threshold)
-            for a, b in chosen:
-                self._item(g_items[a], p_items[b], ipath, acc)
+            forms = (
+                None
+                if self._ignored
+                else exact_forms(g_items, p_items, self._resolvers_under(ipath))
+            )
+            if forms is None:
+                chosen = assign(self._similarity(g_items, p_items, ipath), self._threshold)
+                for a, b in chosen:
+                    self._item(g_items[a], p_items[b], ipath, acc)
+            else:
+                chosen = assign(forms.similarity, self._threshold)
+                for a, b in chosen:
+                    self._flat_pair(g_items[a], p_items[b], forms, a, b, ipath, acc)
             done_g = {a for a, _ in chosen}
             done_p = {b for _, b in chosen}
             left_g = [i for k, i in enumerate(left_g) if k not in done_g]
@@ -373,6 +386,46 @@ class FieldScorer:
             self._dict(g, p, ipath, acc, _NO_SKIP)
         else:
             self._node(g, p, ipath, acc)
+
+    def _flat_pair(
+        self,
+        g: dict[str, Any],
+        p: dict[str, Any],
+        forms: ExactForms,
+        a: int,
+        b: int,
+        ipath: str,
+        acc: DocCounts,
+    ) -> None:
+        """:meth:`_item` of gold item `a` and predicted item `b` of `forms` (flat items, no
+        ignored path), from the values and canonical forms the similarity read: the same
+        counts, mistakes (in the same order) and notes."""
+        child = self._paths.children(ipath)
+        settled, plain = self._settled, self.plain
+        read = forms.pred[b]
+        for key, gv, comp, cg in forms.gold[a]:
+            path = child.get(key) or self._paths.child(ipath, key)
+            if path not in settled and (
+                path not in plain or (type(gv) is str and may_be_measurement(gv))
+            ):
+                self._see(path, gv)
+            pv = p.get(key)
+            if pv is None:
+                acc.fn(path, MISSING, gv)
+            elif type(pv) is type(gv) and gv == pv:
+                acc.tp(path)
+            else:  # compare_leaf, with both values already read
+                self.types_seen.add((path, comp.type))
+                cp = read[key]
+                if cp is TYPE_ERROR:
+                    acc.wrong(path, TYPE_ERR, gv, pv)
+                elif comp.equal(cg, cp):
+                    acc.tp(path)
+                else:
+                    acc.wrong(path, WRONG_VALUE, gv, pv)
+        for key, pv in p.items():
+            if key not in g:
+                acc.fp(child.get(key) or self._paths.child(ipath, key), HALLUCINATED, pv)
 
     def item_similarity(self, g: Any, p: Any, ipath: str) -> float:
         """Share of the pair's leaves that compare equal (the reference, one pair at a time)."""
