@@ -38,8 +38,13 @@ def same_types(a: Any, b: Any) -> bool:
     t = type(a)
     if t is not type(b):
         return False
-    if t is dict:
-        return all(same_types(v, b[k]) for k, v in a.items())
+    if t is dict:  # scalars checked here: most items are flat
+        for k, v in a.items():
+            w = b[k]
+            tv = type(v)
+            if tv is not type(w) or ((tv is dict or tv is list) and not same_types(v, w)):
+                return False
+        return True
     if t is list:
         return all(map(same_types, a, b))
     return True
@@ -132,7 +137,7 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
     pairs = []
     used: set[int] = set()
     for i, row in enumerate(sim):  # each row's first best column
-        j = max(range(m), key=row.__getitem__)
+        j = row.index(max(row))
         if row[j] > 0:
             if j in used:
                 break
@@ -142,8 +147,8 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
         return pairs
     pairs = []
     used = set()
-    for j in range(m):  # each column's first best row
-        i = max(range(n), key=lambda r: sim[r][j])
+    for j, column in enumerate(zip(*sim, strict=True)):  # each column's first best row
+        i = column.index(max(column))
         if sim[i][j] > 0:
             if i in used:
                 return None

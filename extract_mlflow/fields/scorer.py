@@ -67,7 +67,11 @@ class DocCounts:
         return c
 
     def tp(self, path: str) -> None:
-        self._c(path)[0] += 1
+        c = self.counts.get(path)  # _c inline: most leaves are matches
+        if c is None:
+            self.counts[path] = [1, 0, 0]
+        else:
+            c[0] += 1
 
     def fp(self, path: str, category: str, got: Any) -> None:
         self._c(path)[1] += 1
@@ -340,8 +344,8 @@ class FieldScorer:
         gold = [x for x in gl if not is_absent(x)]
         pred = [x for x in pl if not is_absent(x)]
         pairs, left_g, left_p = pair_identical(gold, pred)
-        for i, j in pairs:
-            self._item(gold[i], pred[j], ipath, acc)
+        for i, _ in pairs:
+            self._same(gold[i], ipath, acc)
         if len(left_g) == 1 and len(left_p) == 1:
             # One leftover each: score the pair once, keep it if it is similar enough.
             g, p = gold[left_g[0]], pred[left_p[0]]
@@ -386,6 +390,37 @@ class FieldScorer:
             self._dict(g, p, ipath, acc, _NO_SKIP)
         else:
             self._node(g, p, ipath, acc)
+
+    def _same(self, g: Any, ipath: str, acc: DocCounts) -> None:
+        """:meth:`_item` of an item and its identical prediction (equal, every leaf of the
+        same type, as :func:`~extract_mlflow.fields.align.pair_identical` pairs them): the
+        item's leaves against themselves, its scalars counted here as matches."""
+        if type(g) is not dict:
+            self._node(g, g, ipath, acc)
+            return
+        child = self._paths.children(ipath)
+        counts = acc.counts
+        ignored = self._ignored
+        settled, plain = self._settled, self.plain
+        for key, gv in g.items():
+            path = child.get(key) or self._paths.child(ipath, key)
+            tg = type(gv)
+            if (
+                tg in _SCALARS
+                and (tg is not str or (gv and not gv.isspace()))
+                and not (ignored and path in ignored)
+            ):
+                c = counts.get(path)
+                if c is None:
+                    counts[path] = [1, 0, 0]
+                else:
+                    c[0] += 1
+                if path not in settled and (
+                    path not in plain or (tg is str and may_be_measurement(gv))
+                ):
+                    self._see(path, gv)
+            else:
+                self._node(gv, gv, path, acc)
 
     def _flat_pair(
         self,
