@@ -22,13 +22,8 @@ from hypothesis import strategies as st
 
 from extract_mlflow import Config
 from extract_mlflow.core.paths import flat_item
-from extract_mlflow.fields.align import (
-    assign,
-    bulk_similarity,
-    exact_forms,
-    pair_identical,
-    small_similarity,
-)
+from extract_mlflow.fields.align import assign, bulk_similarity, pair_identical, small_similarity
+from extract_mlflow.fields.forms import exact_forms
 from extract_mlflow.fields.normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 from extract_mlflow.fields.scorer import DocCounts, FieldScorer
 

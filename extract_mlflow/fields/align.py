@@ -7,10 +7,12 @@ rule at a time, with numpy/rapidfuzz. There is no positional fallback at any siz
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
+import orjson
 from numpy.typing import NDArray
 from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
@@ -159,7 +161,8 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
 
 ComparatorFor = Callable[[str], Callable[[Any], Comparator] | None]
 """relative path -> (gold value -> comparator), or None for a leaf that is not scored"""
-_SMALL = 36  # up to this many pairs plain Python beats numpy's per-call overhead
+SMALL_PAIRS = 36
+"""up to this many pairs, plain Python beats numpy's per-call overhead"""
 
 
 def bulk_similarity(
@@ -173,7 +176,7 @@ def bulk_similarity(
     all pairs of that one leaf in bulk (numpy / rapidfuzz).
     """
     n, m = len(gold), len(pred)
-    if n * m <= _SMALL:
+    if n * m <= SMALL_PAIRS:
         return small_similarity(gold, pred, comparator_for)
     keys = sorted({k for item in gold for k in item} | {k for item in pred for k in item})
     resolvers = {k: comparator_for(k) for k in keys}
@@ -256,102 +259,6 @@ def small_similarity(
                         row[j] += 1
         out.append([row[j] / ((gm | pm).bit_count() or 1) for j, pm in enumerate(pmasks)])
     return out
-
-
-class ExactForms(NamedTuple):
-    """:func:`small_similarity` of flat items whose keys each read by one exact comparator,
-    with what it read: the scorer scores the pairs it assigns from these forms, without
-    reading the values again."""
-
-    similarity: list[list[float]]
-    gold: list[list[tuple[str, Any, Comparator, Any]]]
-    """per gold item, (key, value, comparator, canonical form) of each key, in item order"""
-    pred: list[dict[str, Any]]
-    """per predicted item, key -> canonical form (or TYPE_ERROR) of each key a gold item has"""
-
-
-_FLAT = (str, int, float, bool)
-
-
-def exact_forms(
-    gold: list[dict[str, Any]], pred: list[dict[str, Any]], comparator_for: ComparatorFor
-) -> ExactForms | None:
-    """:func:`small_similarity` and the forms it read (:class:`ExactForms`), or None unless:
-    there are at most as many pairs as :func:`bulk_similarity` leaves to it, every item is an
-    object of present scalars only, every key is scored, and each key's gold values all read,
-    without a type error, by one comparator of kind ``exact``. (Which pairs match is then a
-    hash join of canonical forms, as in :func:`small_similarity`.)"""
-    m = len(pred)
-    if len(gold) * m > _SMALL:
-        return None
-    bits: dict[str, int] = {}
-    resolvers: dict[str, Callable[[Any], Comparator]] = {}
-    comps: dict[str, Comparator] = {}  # key -> the comparator of all its gold values
-    gforms: list[list[tuple[str, Any, Comparator, Any]]] = []
-    gmasks = []
-    if any(type(item) is not dict for item in gold) or any(type(item) is not dict for item in pred):
-        return None  # a scalar among objects (or read as a list of one): compared pair by pair
-    for item in gold:
-        gm = 0
-        forms = []
-        for k, v in item.items():
-            tv = type(v)
-            if tv not in _FLAT or (tv is str and (not v or v.isspace())):
-                return None
-            resolve = resolvers.get(k)
-            if resolve is None:
-                found = comparator_for(k)
-                if found is None:
-                    return None
-                resolve = resolvers[k] = found
-                bits[k] = 1 << len(bits)
-            gm |= bits[k]
-            comp = resolve(v)
-            if comps.setdefault(k, comp) is not comp or comp.kind != "exact":
-                return None
-            c = comp.canon(v)
-            if c is TYPE_ERROR:
-                return None
-            forms.append((k, v, comp, c))
-        gforms.append(forms)
-        gmasks.append(gm)
-    by_form: dict[str, dict[Any, list[int]]] = {k: {} for k in comps}
-    pforms: list[dict[str, Any]] = []
-    pmasks = []
-    for j, item in enumerate(pred):
-        pm = 0
-        read = {}
-        for k, pv in item.items():
-            tv = type(pv)
-            if tv not in _FLAT or (tv is str and (not pv or pv.isspace())):
-                return None
-            bit = bits.get(k)
-            if bit is None:
-                if comparator_for(k) is None:
-                    return None
-                bit = bits[k] = 1 << len(bits)
-            pm |= bit
-            known = comps.get(k)
-            if known is not None:
-                cp = read[k] = known.canon(pv)
-                if cp is not TYPE_ERROR:
-                    at = by_form[k].get(cp)
-                    if at is None:
-                        by_form[k][cp] = [j]
-                    else:
-                        at.append(j)
-        pforms.append(read)
-        pmasks.append(pm)
-    sim = []
-    for forms, gm in zip(gforms, gmasks, strict=True):
-        row = [0] * m
-        for k, _, _, c in forms:
-            js = by_form[k].get(c)
-            if js is not None:
-                for j in js:
-                    row[j] += 1
-        sim.append([row[j] / ((gm | pm).bit_count() or 1) for j, pm in enumerate(pmasks)])
-    return ExactForms(sim, gforms, pforms)
 
 
 def _predicted(
@@ -442,7 +349,7 @@ def _match_leaf(
                 if cp is not TYPE_ERROR:
                     for i in buckets.get(cp, ()):
                         matched[i, j] += 1
-        elif len(members) * len(pv) > _SMALL:
+        elif len(members) * len(pv) > SMALL_PAIRS:
             rows = [i for i, _, _ in members]
             cols = [j for j, _ in pv]
             eq = _equal_matrix(comp, [v for _, _, v in members], [p for _, p in pv])
@@ -506,3 +413,13 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
         eq = eq | raw_eq
     out: NDArray[np.float64] = eq.astype(np.float64)
     return out
+
+
+def canonical(value: Any) -> bytes:
+    """A list item as canonical JSON (keys sorted): equal items, equal bytes. orjson is ~10×
+    faster than the json module here; an integer beyond 64 bits makes it refuse, and then the
+    json module writes the item (either way the key is total and depends on content only)."""
+    try:
+        return b"o" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:
+        return b"j" + json.dumps(value, sort_keys=True, default=str).encode("utf-8")

@@ -7,14 +7,11 @@ Paths: ``vendor.name`` for nested objects, ``line_items[].qty`` for leaves of li
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
 from ..config import Config
 from ..core.paths import (
@@ -26,112 +23,39 @@ from ..core.paths import (
     mark_empties,
     walk,
 )
-from .align import ExactForms, Similarity, assign, bulk_similarity, exact_forms, pair_identical
+from .align import Similarity, assign, bulk_similarity, canonical, pair_identical
+from .counts import (
+    CATEGORIES,
+    HALLUCINATED,
+    MISSING,
+    PARSE_FAILURE,
+    TYPE_ERR,
+    WRONG_VALUE,
+    DocCounts,
+    ErrorRecord,
+    FieldState,
+)
+from .forms import ExactForms, exact_forms
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 from .units import is_measurement, may_be_measurement
 
-# Error categories (stable names, used in reports and artifacts).
-WRONG_VALUE = "wrong_value"
-TYPE_ERR = "type_error"
-MISSING = "missing"
-HALLUCINATED = "hallucinated"
-PARSE_FAILURE = "parse_failure"
-CATEGORIES = (WRONG_VALUE, TYPE_ERR, MISSING, HALLUCINATED, PARSE_FAILURE)
+__all__ = [  # the records of field scoring are named from here too (fields/counts.py)
+    "CATEGORIES",
+    "HALLUCINATED",
+    "META_KEYS",
+    "MISSING",
+    "PARSE_FAILURE",
+    "TYPE_ERR",
+    "WRONG_VALUE",
+    "DocCounts",
+    "ErrorRecord",
+    "FieldScorer",
+    "FieldState",
+]
 
 META_KEYS = ("usage", "latency_ms")
 """Top-level keys that describe the model call, not the document: never scored."""
 _NO_SKIP: frozenset[str] = frozenset()
-
-
-@dataclass(slots=True)
-class ErrorRecord:
-    """One scored mistake: a wrong/type error is one FP plus one FN, the others one each."""
-
-    path: str
-    category: str
-    expected: Any = None
-    got: Any = None
-
-
-@dataclass(slots=True)
-class DocCounts:
-    """What scoring one document produced: per-path [tp, fp, fn] and the mistakes."""
-
-    counts: dict[str, list[int]] = field(default_factory=dict)
-    errors: list[ErrorRecord] = field(default_factory=list)
-
-    def _c(self, path: str) -> list[int]:
-        c = self.counts.get(path)
-        if c is None:
-            c = self.counts[path] = [0, 0, 0]
-        return c
-
-    def tp(self, path: str) -> None:
-        c = self.counts.get(path)  # _c inline: most leaves are matches
-        if c is None:
-            self.counts[path] = [1, 0, 0]
-        else:
-            c[0] += 1
-
-    def fp(self, path: str, category: str, got: Any) -> None:
-        self._c(path)[1] += 1
-        self.errors.append(ErrorRecord(path, category, None, got))
-
-    def fn(self, path: str, category: str, expected: Any) -> None:
-        self._c(path)[2] += 1
-        self.errors.append(ErrorRecord(path, category, expected, None))
-
-    def wrong(self, path: str, category: str, expected: Any, got: Any) -> None:
-        c = self._c(path)
-        c[1] += 1
-        c[2] += 1
-        self.errors.append(ErrorRecord(path, category, expected, got))
-
-    def similarity(self) -> float:
-        """Share of the scored leaf slots that matched (a wrong value is one slot)."""
-        matched = sum(c[0] for c in self.counts.values())
-        slots = matched + len(self.errors)
-        return matched / slots if slots else 0.0
-
-    def merge(self, other: DocCounts) -> None:
-        for path, (tp, fp, fn) in other.counts.items():
-            c = self._c(path)
-            c[0] += tp
-            c[1] += fp
-            c[2] += fn
-        self.errors.extend(other.errors)
-
-
-@dataclass
-class FieldState:
-    """What a scorer learns about the fields while it scores (mergeable: union and sum).
-
-    ``types_seen`` holds (path, type) for every gold value read as a type, ``skipped`` the
-    ignored paths met, ``gold_type_errors`` the gold values that do not read as their field's
-    type. Of the paths without a configured type, ``measured`` holds those with a gold value
-    that is a measurement ("1.2 kg"), ``plain`` those with one that is not (every gold value
-    is noted, matched to the letter or not)."""
-
-    types_seen: set[tuple[str, str]] = field(default_factory=set)
-    skipped: set[str] = field(default_factory=set)
-    gold_type_errors: Counter[str] = field(default_factory=Counter)
-    measured: set[str] = field(default_factory=set)
-    plain: set[str] = field(default_factory=set)
-
-    def merge(self, other: FieldState) -> None:
-        self.types_seen |= other.types_seen
-        self.skipped |= other.skipped
-        self.gold_type_errors.update(other.gold_type_errors)
-        self.measured |= other.measured
-        self.plain |= other.plain
-
-    def quantities(self) -> list[str]:
-        """The paths every gold value of which is a measurement: inferred ``quantity``."""
-        return sorted(self.measured - self.plain)
-
-    def mixed(self) -> frozenset[str]:
-        """The paths whose gold values are partly measurements: not inferred ``quantity``."""
-        return frozenset(self.measured & self.plain)
 
 
 _UNSET: Any = object()
@@ -227,9 +151,7 @@ class FieldScorer:
             if not is_absent(p):
                 self._expand(p, path, acc, HALLUCINATED, gold_side=False)
             return
-        if path not in self._settled and (
-            path not in self.plain or (tg is str and may_be_measurement(g))
-        ):
+        if path not in self._settled and (path not in self.plain or may_be_measurement(g)):
             self._see(path, g)  # only when it can change what is known of the path
         tp_ = type(p)
         if tp_ is tg and g == p:
@@ -433,9 +355,8 @@ class FieldScorer:
         ipath: str,
         acc: DocCounts,
     ) -> None:
-        """:meth:`_item` of gold item `a` and predicted item `b` of `forms` (flat items, no
-        ignored path), from the values and canonical forms the similarity read: the same
-        counts, mistakes (in the same order) and notes."""
+        """:meth:`_item` of gold item `a` and predicted item `b` of `forms` (no path ignored),
+        from the forms the similarity read: the same counts, mistakes (in order) and notes."""
         child = self._paths.children(ipath)
         settled, plain = self._settled, self.plain
         read = forms.pred[b]
@@ -577,13 +498,3 @@ class FieldScorer:
             g for g in sorted(gold, key=repr) if self.comparators.for_leaf(ipath, g).type == best
         )
         return self.comparators.for_leaf(ipath, rep)
-
-
-def canonical(value: Any) -> bytes:
-    """A list item as canonical JSON (keys sorted): equal items, equal bytes. orjson is ~10×
-    faster than the json module here; an integer beyond 64 bits makes it refuse, and then the
-    json module writes the item (either way the key is total and depends on content only)."""
-    try:
-        return b"o" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
-    except TypeError:
-        return b"j" + json.dumps(value, sort_keys=True, default=str).encode("utf-8")
