@@ -340,11 +340,8 @@ class Evaluation:
 
 
 def _document(doc: DocumentInput, status: str, acc: DocCounts) -> DocumentResult:
-    tp = fp = fn = 0
-    for c in acc.counts.values():
-        tp += c[0]
-        fp += c[1]
-        fn += c[2]
+    columns = tuple(zip(*acc.counts.values(), strict=True))  # (tps, fps, fns), in C
+    tp, fp, fn = map(sum, columns) if columns else (0, 0, 0)
     return DocumentResult(
         doc.id,
         status,

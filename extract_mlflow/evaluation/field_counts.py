@@ -142,14 +142,14 @@ class FieldCounts:
     def add(self, record: DocumentResult) -> None:
         """Count one document's record (the scorer has already updated :attr:`state`)."""
         totals = self.totals
-        for path, c in record.fields.items():  # compiled, indexing beats unpacking a list
+        for path, (tp, fp, fn) in record.fields.items():
             t = totals.get(path)
             if t is None:
-                totals[path] = [c[0], c[1], c[2]]
+                totals[path] = [tp, fp, fn]
             else:
-                t[0] += c[0]
-                t[1] += c[1]
-                t[2] += c[2]
+                t[0] += tp
+                t[1] += fp
+                t[2] += fn
         if record.errors:
             self.pending.append(record)
 

@@ -7,10 +7,12 @@ rule at a time, with numpy/rapidfuzz. There is no positional fallback at any siz
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import orjson
 from numpy.typing import NDArray
 from rapidfuzz import fuzz
 from rapidfuzz.process import cdist
@@ -38,8 +40,13 @@ def same_types(a: Any, b: Any) -> bool:
     t = type(a)
     if t is not type(b):
         return False
-    if t is dict:
-        return all(same_types(v, b[k]) for k, v in a.items())
+    if t is dict:  # scalars checked here: most items are flat
+        for k, v in a.items():
+            w = b[k]
+            tv = type(v)
+            if tv is not type(w) or ((tv is dict or tv is list) and not same_types(v, w)):
+                return False
+        return True
     if t is list:
         return all(map(same_types, a, b))
     return True
@@ -132,7 +139,7 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
     pairs = []
     used: set[int] = set()
     for i, row in enumerate(sim):  # each row's first best column
-        j = max(range(m), key=row.__getitem__)
+        j = row.index(max(row))
         if row[j] > 0:
             if j in used:
                 break
@@ -142,8 +149,8 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
         return pairs
     pairs = []
     used = set()
-    for j in range(m):  # each column's first best row
-        i = max(range(n), key=lambda r: sim[r][j])
+    for j, column in enumerate(zip(*sim, strict=True)):  # each column's first best row
+        i = column.index(max(column))
         if sim[i][j] > 0:
             if i in used:
                 return None
@@ -154,7 +161,8 @@ def _by_certificate(sim: list[list[float]]) -> Pairs | None:
 
 ComparatorFor = Callable[[str], Callable[[Any], Comparator] | None]
 """relative path -> (gold value -> comparator), or None for a leaf that is not scored"""
-_SMALL = 36  # up to this many pairs plain Python beats numpy's per-call overhead
+SMALL_PAIRS = 36
+"""up to this many pairs, plain Python beats numpy's per-call overhead"""
 
 
 def bulk_similarity(
@@ -168,7 +176,7 @@ def bulk_similarity(
     all pairs of that one leaf in bulk (numpy / rapidfuzz).
     """
     n, m = len(gold), len(pred)
-    if n * m <= _SMALL:
+    if n * m <= SMALL_PAIRS:
         return small_similarity(gold, pred, comparator_for)
     keys = sorted({k for item in gold for k in item} | {k for item in pred for k in item})
     resolvers = {k: comparator_for(k) for k in keys}
@@ -341,7 +349,7 @@ def _match_leaf(
                 if cp is not TYPE_ERROR:
                     for i in buckets.get(cp, ()):
                         matched[i, j] += 1
-        elif len(members) * len(pv) > _SMALL:
+        elif len(members) * len(pv) > SMALL_PAIRS:
             rows = [i for i, _, _ in members]
             cols = [j for j, _ in pv]
             eq = _equal_matrix(comp, [v for _, _, v in members], [p for _, p in pv])
@@ -405,3 +413,13 @@ def _equal_matrix(comp: Comparator, gv: list[Any], pv: list[Any]) -> NDArray[np.
         eq = eq | raw_eq
     out: NDArray[np.float64] = eq.astype(np.float64)
     return out
+
+
+def canonical(value: Any) -> bytes:
+    """A list item as canonical JSON (keys sorted): equal items, equal bytes. orjson is ~10×
+    faster than the json module here; an integer beyond 64 bits makes it refuse, and then the
+    json module writes the item (either way the key is total and depends on content only)."""
+    try:
+        return b"o" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+    except TypeError:
+        return b"j" + json.dumps(value, sort_keys=True, default=str).encode("utf-8")

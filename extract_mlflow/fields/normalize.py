@@ -294,7 +294,8 @@ class Comparators:
 
     def for_leaf(self, path: str, gold: Any) -> Comparator:
         """The comparator for gold value `gold` at `path`."""
-        return self.resolver(path)(gold)
+        r = self._resolvers.get(path)
+        return (r or self.resolver(path))(gold)
 
     def resolver(self, path: str) -> Callable[[Any], Comparator]:
         """A function gold value -> comparator for one path, built once per path: a configured

@@ -7,14 +7,11 @@ Paths: ``vendor.name`` for nested objects, ``line_items[].qty`` for leaves of li
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
 from ..config import Config
 from ..core.paths import (
@@ -26,108 +23,39 @@ from ..core.paths import (
     mark_empties,
     walk,
 )
-from .align import Similarity, assign, bulk_similarity, pair_identical
+from .align import Similarity, assign, bulk_similarity, canonical, pair_identical
+from .counts import (
+    CATEGORIES,
+    HALLUCINATED,
+    MISSING,
+    PARSE_FAILURE,
+    TYPE_ERR,
+    WRONG_VALUE,
+    DocCounts,
+    ErrorRecord,
+    FieldState,
+)
+from .forms import ExactForms, exact_forms
 from .normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 from .units import is_measurement, may_be_measurement
 
-# Error categories (stable names, used in reports and artifacts).
-WRONG_VALUE = "wrong_value"
-TYPE_ERR = "type_error"
-MISSING = "missing"
-HALLUCINATED = "hallucinated"
-PARSE_FAILURE = "parse_failure"
-CATEGORIES = (WRONG_VALUE, TYPE_ERR, MISSING, HALLUCINATED, PARSE_FAILURE)
+__all__ = [  # the records of field scoring are named from here too (fields/counts.py)
+    "CATEGORIES",
+    "HALLUCINATED",
+    "META_KEYS",
+    "MISSING",
+    "PARSE_FAILURE",
+    "TYPE_ERR",
+    "WRONG_VALUE",
+    "DocCounts",
+    "ErrorRecord",
+    "FieldScorer",
+    "FieldState",
+]
 
 META_KEYS = ("usage", "latency_ms")
 """Top-level keys that describe the model call, not the document: never scored."""
 _NO_SKIP: frozenset[str] = frozenset()
-
-
-@dataclass(slots=True)
-class ErrorRecord:
-    """One scored mistake: a wrong/type error is one FP plus one FN, the others one each."""
-
-    path: str
-    category: str
-    expected: Any = None
-    got: Any = None
-
-
-@dataclass(slots=True)
-class DocCounts:
-    """What scoring one document produced: per-path [tp, fp, fn] and the mistakes."""
-
-    counts: dict[str, list[int]] = field(default_factory=dict)
-    errors: list[ErrorRecord] = field(default_factory=list)
-
-    def _c(self, path: str) -> list[int]:
-        c = self.counts.get(path)
-        if c is None:
-            c = self.counts[path] = [0, 0, 0]
-        return c
-
-    def tp(self, path: str) -> None:
-        self._c(path)[0] += 1
-
-    def fp(self, path: str, category: str, got: Any) -> None:
-        self._c(path)[1] += 1
-        self.errors.append(ErrorRecord(path, category, None, got))
-
-    def fn(self, path: str, category: str, expected: Any) -> None:
-        self._c(path)[2] += 1
-        self.errors.append(ErrorRecord(path, category, expected, None))
-
-    def wrong(self, path: str, category: str, expected: Any, got: Any) -> None:
-        c = self._c(path)
-        c[1] += 1
-        c[2] += 1
-        self.errors.append(ErrorRecord(path, category, expected, got))
-
-    def similarity(self) -> float:
-        """Share of the scored leaf slots that matched (a wrong value is one slot)."""
-        matched = sum(c[0] for c in self.counts.values())
-        slots = matched + len(self.errors)
-        return matched / slots if slots else 0.0
-
-    def merge(self, other: DocCounts) -> None:
-        for path, (tp, fp, fn) in other.counts.items():
-            c = self._c(path)
-            c[0] += tp
-            c[1] += fp
-            c[2] += fn
-        self.errors.extend(other.errors)
-
-
-@dataclass
-class FieldState:
-    """What a scorer learns about the fields while it scores (mergeable: union and sum).
-
-    ``types_seen`` holds (path, type) for every gold value read as a type, ``skipped`` the
-    ignored paths met, ``gold_type_errors`` the gold values that do not read as their field's
-    type. Of the paths without a configured type, ``measured`` holds those with a gold value
-    that is a measurement ("1.2 kg"), ``plain`` those with one that is not (every gold value
-    is noted, matched to the letter or not)."""
-
-    types_seen: set[tuple[str, str]] = field(default_factory=set)
-    skipped: set[str] = field(default_factory=set)
-    gold_type_errors: Counter[str] = field(default_factory=Counter)
-    measured: set[str] = field(default_factory=set)
-    plain: set[str] = field(default_factory=set)
-
-    def merge(self, other: FieldState) -> None:
-        self.types_seen |= other.types_seen
-        self.skipped |= other.skipped
-        self.gold_type_errors.update(other.gold_type_errors)
-        self.measured |= other.measured
-        self.plain |= other.plain
-
-    def quantities(self) -> list[str]:
-        """The paths every gold value of which is a measurement: inferred ``quantity``."""
-        return sorted(self.measured - self.plain)
-
-    def mixed(self) -> frozenset[str]:
-        """The paths whose gold values are partly measurements: not inferred ``quantity``."""
-        return frozenset(self.measured & self.plain)
 
 
 _UNSET: Any = object()
@@ -270,7 +198,9 @@ class FieldScorer:
                     counts[path] = [1, 0, 0]
                 else:
                     c[0] += 1
-                if path not in settled and (path not in plain or may_be_measurement(gv)):
+                if path not in settled and (
+                    path not in plain or (tg is str and may_be_measurement(gv))
+                ):
                     self._see(path, gv)  # as in _node
             else:
                 self._node(gv, pv, path, acc)
@@ -333,11 +263,12 @@ class FieldScorer:
         if ipath in self._ignored:
             self.skipped.add(ipath)
             return
-        gold = [x for x in gl if not is_absent(x)]
-        pred = [x for x in pl if not is_absent(x)]
+        # (an object that is not empty is present: asked first, it spares most items a call)
+        gold = [x for x in gl if (type(x) is dict and x) or not is_absent(x)]
+        pred = [x for x in pl if (type(x) is dict and x) or not is_absent(x)]
         pairs, left_g, left_p = pair_identical(gold, pred)
-        for i, j in pairs:
-            self._item(gold[i], pred[j], ipath, acc)
+        for i, _ in pairs:
+            self._same(gold[i], ipath, acc)
         if len(left_g) == 1 and len(left_p) == 1:
             # One leftover each: score the pair once, keep it if it is similar enough.
             g, p = gold[left_g[0]], pred[left_p[0]]
@@ -355,10 +286,19 @@ class FieldScorer:
             left_p = sorted(left_p, key=lambda j: canonical(pred[j]))
             g_items = [gold[i] for i in left_g]
             p_items = [pred[j] for j in left_p]
-            sim = self._similarity(g_items, p_items, ipath)
-            chosen = assign(sim, self._threshold)
-            for a, b in chosen:
-                self._item(g_items[a], p_items[b], ipath, acc)
+            forms = (
+                None
+                if self._ignored
+                else exact_forms(g_items, p_items, self._resolvers_under(ipath))
+            )
+            if forms is None:
+                chosen = assign(self._similarity(g_items, p_items, ipath), self._threshold)
+                for a, b in chosen:
+                    self._item(g_items[a], p_items[b], ipath, acc)
+            else:
+                chosen = assign(forms.similarity, self._threshold)
+                for a, b in chosen:
+                    self._flat_pair(g_items[a], p_items[b], forms, a, b, ipath, acc)
             done_g = {a for a, _ in chosen}
             done_p = {b for _, b in chosen}
             left_g = [i for k, i in enumerate(left_g) if k not in done_g]
@@ -373,6 +313,76 @@ class FieldScorer:
             self._dict(g, p, ipath, acc, _NO_SKIP)
         else:
             self._node(g, p, ipath, acc)
+
+    def _same(self, g: Any, ipath: str, acc: DocCounts) -> None:
+        """:meth:`_item` of an item and its identical prediction (equal, every leaf of the
+        same type, as :func:`~extract_mlflow.fields.align.pair_identical` pairs them): the
+        item's leaves against themselves, its scalars counted here as matches."""
+        if type(g) is not dict:
+            self._node(g, g, ipath, acc)
+            return
+        child = self._paths.children(ipath)
+        counts = acc.counts
+        ignored = self._ignored
+        settled, plain = self._settled, self.plain
+        for key, gv in g.items():
+            path = child.get(key) or self._paths.child(ipath, key)
+            tg = type(gv)
+            if (
+                tg in _SCALARS
+                and (tg is not str or (gv and not gv.isspace()))
+                and not (ignored and path in ignored)
+            ):
+                c = counts.get(path)
+                if c is None:
+                    counts[path] = [1, 0, 0]
+                else:
+                    c[0] += 1
+                if path not in settled and (
+                    path not in plain or (tg is str and may_be_measurement(gv))
+                ):
+                    self._see(path, gv)
+            else:
+                self._node(gv, gv, path, acc)
+
+    def _flat_pair(
+        self,
+        g: dict[str, Any],
+        p: dict[str, Any],
+        forms: ExactForms,
+        a: int,
+        b: int,
+        ipath: str,
+        acc: DocCounts,
+    ) -> None:
+        """:meth:`_item` of gold item `a` and predicted item `b` of `forms` (no path ignored),
+        from the forms the similarity read: the same counts, mistakes (in order) and notes."""
+        child = self._paths.children(ipath)
+        settled, plain = self._settled, self.plain
+        read = forms.pred[b]
+        for key, gv, comp, cg in forms.gold[a]:
+            path = child.get(key) or self._paths.child(ipath, key)
+            if path not in settled and (
+                path not in plain or (type(gv) is str and may_be_measurement(gv))
+            ):
+                self._see(path, gv)
+            pv = p.get(key)
+            if pv is None:
+                acc.fn(path, MISSING, gv)
+            elif type(pv) is type(gv) and gv == pv:
+                acc.tp(path)
+            else:  # compare_leaf, with both values already read
+                self.types_seen.add((path, comp.type))
+                cp = read[key]
+                if cp is TYPE_ERROR:
+                    acc.wrong(path, TYPE_ERR, gv, pv)
+                elif comp.equal(cg, cp):
+                    acc.tp(path)
+                else:
+                    acc.wrong(path, WRONG_VALUE, gv, pv)
+        for key, pv in p.items():
+            if key not in g:
+                acc.fp(child.get(key) or self._paths.child(ipath, key), HALLUCINATED, pv)
 
     def item_similarity(self, g: Any, p: Any, ipath: str) -> float:
         """Share of the pair's leaves that compare equal (the reference, one pair at a time)."""
@@ -488,13 +498,3 @@ class FieldScorer:
             g for g in sorted(gold, key=repr) if self.comparators.for_leaf(ipath, g).type == best
         )
         return self.comparators.for_leaf(ipath, rep)
-
-
-def canonical(value: Any) -> bytes:
-    """A list item as canonical JSON (keys sorted): equal items, equal bytes. orjson is ~10×
-    faster than the json module here; an integer beyond 64 bits makes it refuse, and then the
-    json module writes the item (either way the key is total and depends on content only)."""
-    try:
-        return b"o" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
-    except TypeError:
-        return b"j" + json.dumps(value, sort_keys=True, default=str).encode("utf-8")

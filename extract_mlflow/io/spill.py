@@ -78,11 +78,7 @@ class CountsSpill:
             if i is None:
                 i = index[path] = len(self._own.paths)
                 self._own.paths.append(path)
-            buffer.append(position)  # one int at a time: compiled, a plain list append
-            buffer.append(i)
-            buffer.append(c[0])
-            buffer.append(c[1])
-            buffer.append(c[2])
+            buffer += (position, i, c[0], c[1], c[2])
         if len(buffer) >= _BUFFER_ENTRIES * _WIDTH:
             self.flush()
 

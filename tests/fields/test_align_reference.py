@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from extract_mlflow import Config
 from extract_mlflow.core.paths import flat_item
 from extract_mlflow.fields.align import assign, bulk_similarity, pair_identical, small_similarity
+from extract_mlflow.fields.forms import exact_forms
 from extract_mlflow.fields.normalize import TEXT, TYPE_ERROR, Comparator, Comparators
 from extract_mlflow.fields.scorer import DocCounts, FieldScorer
 
@@ -338,3 +339,71 @@ def test_lists_are_scored_as_an_optimal_pairing_of_the_rule(threshold: float) ->
         shuffled = {"items": rnd.sample(gold, len(gold))}, {"items": rnd.sample(pred, len(pred))}
         assert tally(scorer.score(*shuffled)) == got, (case, gold, pred)
     assert ties  # equally good pairings with different counts occur: the order check bites
+
+
+EXACT_VALUES: dict[str, list[Any]] = {
+    "n": [0, 1, 5, 1.0, 5.0],
+    "s": ["a", " a ", "A", "x y", "x  y", "Acme Corp"],
+    "when": ["2024-01-02", "02.01.2024"],
+    "b": [True, False],
+}
+
+
+def exact_lists(rnd: random.Random) -> tuple[list[Any], list[Any]]:
+    """Gold items whose keys each hold values of one type (one comparator, no tolerance);
+    predicted items near them, with now and then a value of another type or a blank one."""
+    keys = list(EXACT_VALUES)
+    gold = [
+        {k: rnd.choice(EXACT_VALUES[k]) for k in rnd.sample(keys, rnd.randint(1, 4))}
+        for _ in range(rnd.randint(2, 6))
+    ]
+    pred = []
+    for _ in range(rnd.randint(2, 6)):
+        item = dict(rnd.choice(gold))
+        for k in rnd.sample(keys, rnd.randint(1, 2)):
+            if k in item and rnd.random() < 0.3:
+                del item[k]
+            elif rnd.random() < 0.1:
+                item[k] = rnd.choice(VALUE_LIST)
+            else:
+                item[k] = rnd.choice(EXACT_VALUES[k])
+        pred.append(item)
+    return gold, pred
+
+
+@pytest.mark.parametrize("threshold", THRESHOLDS)
+def test_pairs_scored_from_the_read_forms_equal_pairs_scored_again(
+    threshold: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leftover items of exact types, scored from the forms their similarity read
+    (:func:`~extract_mlflow.fields.align.exact_forms`), give the counts (in the same order),
+    the mistakes and the field state of the general path, which scores each pair again."""
+    config = Config.model_validate(
+        {"match_threshold": threshold, "date_formats": ["%d.%m.%Y"], "fields": {}}
+    )
+    rnd = random.Random(4711)
+    cases = [exact_lists(rnd) for _ in range(1000)]
+    cases += [  # items that are not objects: a scalar among them, a lone value as a list
+        ([{"n": 1}, {"n": 2}, 5], [3, {"n": 1.0}, {"n": 5}]),
+        ([{"h": [{"n": 0}, {"n": 1}]}, {"n": 1}], [{"h": 0}, {"n": 2}]),
+    ]
+    read = [0]
+
+    def counted(*args: Any) -> Any:
+        forms = exact_forms(*args)
+        read[0] += forms is not None
+        return forms
+
+    def outcome(scorer: FieldScorer, gold: list[Any], pred: list[Any]) -> Any:
+        acc = scorer.score({"items": gold}, {"items": pred})
+        errors = [(e.path, e.category, typed(e.expected), typed(e.got)) for e in acc.errors]
+        return list(acc.counts.items()), errors
+
+    monkeypatch.setattr("extract_mlflow.fields.scorer.exact_forms", counted)
+    fast = FieldScorer(config)
+    got = [outcome(fast, gold, pred) for gold, pred in cases]
+    monkeypatch.setattr("extract_mlflow.fields.scorer.exact_forms", lambda *args: None)
+    general = FieldScorer(config)
+    assert got == [outcome(general, gold, pred) for gold, pred in cases]
+    assert fast.state == general.state
+    assert read[0] > 100  # the forms were used
