@@ -133,6 +133,7 @@ def assert_one_error_line(stderr: str, stdout: str, must: list[str]) -> None:
 SUBPROCESS_CASES = ["missing-file", "gold-duplicate-id", "gold-nested-10000", "config-unknown-key"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUBPROCESS_CASES)
 def test_bad_input_in_a_real_process(tmp_path: Path, name: str) -> None:
     files, extra, must = BAD_INPUTS[name]
@@ -143,6 +144,7 @@ def test_bad_input_in_a_real_process(tmp_path: Path, name: str) -> None:
     assert_one_error_line(proc.stderr, proc.stdout, must)
 
 
+@pytest.mark.slow
 def test_50mb_gold_line_in_a_real_process(tmp_path: Path) -> None:
     _big_gold(tmp_path)
     (tmp_path / "pred.jsonl").write_text(PRED)

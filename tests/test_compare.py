@@ -124,6 +124,7 @@ def test_a_run_against_itself(
     assert (result.broke, result.fixed, result.regressed) == ((), (), ())
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(a=docs, b=docs, seed=st.integers(0, 1000))
 def test_swapping_sides_mirrors_deltas_and_flips(

@@ -239,6 +239,7 @@ def test_example_flips_are_those_the_readme_predicts() -> None:
     assert data["regressions"] == []
 
 
+@pytest.mark.slow
 def test_example_swapped_fails_naming_the_fields_in_a_subprocess() -> None:
     args = _example("gold.jsonl", "pred_improved.jsonl", "pred_baseline.jsonl")
     proc = subprocess.run(

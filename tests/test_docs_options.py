@@ -152,6 +152,7 @@ def test_every_config_key_is_in_the_config_reference() -> None:
     assert missing == [], f"docs/config.md does not name: {missing}"
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="mkdocs-material comes with the dev extras")
     result = subprocess.run(

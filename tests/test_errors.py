@@ -8,6 +8,8 @@ import importlib
 import re
 from pathlib import Path
 
+import pytest
+
 import extract_mlflow.errors as errors
 from extract_mlflow.comparison import IncomparableRunsError
 
@@ -57,6 +59,7 @@ def raised_names() -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_the_drawn_tree_is_the_class_tree() -> None:
     drawn, classes = drawn_tree(), package_errors()
     assert set(drawn) == set(classes), "draw every error class of the package in errors.py"

@@ -178,6 +178,7 @@ def _holding(path: str, value: Any) -> dict[str, Any]:
     return {"rows": [{"k": value}]} if path == "rows[].k" else {path: value}
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(
     docs=st.lists(_doc, min_size=2, max_size=5),

@@ -60,6 +60,7 @@ the invoices without a config, whose `storage_temp` ("4 °C" against "277.15 K")
 quantity; never by documents without measurements"""
 
 
+@pytest.mark.slow
 def test_score_no_log_imports_only_what_scoring_needs(tmp_path: Path) -> None:
     out, modules = run_cli(["score", GOLD, PRED, "--format", "json", "--no-log"])
     report = json.loads(out)
@@ -75,6 +76,7 @@ def test_score_no_log_imports_only_what_scoring_needs(tmp_path: Path) -> None:
     assert loaded(modules, (*HEAVY, *OTHER_COMMANDS, *UNITS)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["table", "md"])
 def test_the_table_and_markdown_views_import_no_optional_family(fmt: str) -> None:
     out, modules = run_cli(["score", GOLD, PRED, "--format", fmt, "--no-log"])
@@ -82,6 +84,7 @@ def test_the_table_and_markdown_views_import_no_optional_family(fmt: str) -> Non
     assert loaded(modules, HEAVY) == ["scipy"] and "pint" in modules  # see UNITS
 
 
+@pytest.mark.slow
 def test_a_gate_option_loads_the_gate_modules() -> None:
     out, modules = run_cli(["score", GOLD, PRED, "--format", "json", "--no-log", "--min-f1", "1"])
     assert json.loads(out)["gates"]["passed"] is False  # the improved run is not perfect
@@ -89,6 +92,7 @@ def test_a_gate_option_loads_the_gate_modules() -> None:
     assert loaded(modules, (*FIDELITY, *STRUCTURE, *POOL, *TRACKING)) == []
 
 
+@pytest.mark.slow
 def test_sources_load_text_fidelity() -> None:
     args = ["score", GOLD, PRED, "--sources", str(INVOICES / "sources"), "--no-log"]
     out, modules = run_cli([*args, "--format", "json"])
@@ -108,6 +112,7 @@ def test_structure_fields_load_the_structure_scorers(tmp_path: Path) -> None:
     assert loaded(modules, STRUCTURE) == list(STRUCTURE)
 
 
+@pytest.mark.slow
 def test_pages_load_the_page_parser() -> None:
     gold, pred = str(PAPERS / "gold.jsonl"), str(PAPERS / "pred_complete.jsonl")
     args = ["score", gold, pred, "--config", str(PAPERS / "config.toml"), "--no-log"]

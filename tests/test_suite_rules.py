@@ -85,6 +85,7 @@ def test_a_closed_port_refuses_connections() -> None:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
+@pytest.mark.slow
 def test_no_test_module_imports_another() -> None:
     """Shared helpers live in tests/support/ (or are fixtures): no test module imports a test
     module, so each file can move or run alone."""

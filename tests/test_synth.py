@@ -39,6 +39,7 @@ def test_counts_equal_generator_tally(seed: int) -> None:
     assert report.micro.f1 == pytest.approx(tally.expected_f1)
 
 
+@pytest.mark.slow
 def test_heavy_noise_counts_still_match() -> None:
     # many items lose every value (they stay unpaired): the counts are the same either way
     gold, pred, tally = synth.make_dataset(200, 3, change=0.45, drop=0.35, extra=0.2)

@@ -298,6 +298,7 @@ def test_generated_pairs_equal_jiwer_and_the_plain_dp(ref: str, hyp: str) -> Non
     assert_plain_dp_on_both(ref, hyp)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(TEXTS, TEXTS), min_size=1, max_size=6))
 def test_generated_corpora_equal_jiwer(pairs: list[tuple[str, str]]) -> None:

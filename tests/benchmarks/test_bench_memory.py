@@ -39,6 +39,7 @@ def _rows(out: str, path: str) -> list[list[str]]:
     return [line.split() for line in out.splitlines() if line.split()[:1] == [path]]
 
 
+@pytest.mark.slow
 def test_tiny_unlogged_run_prints_rows_and_ratio(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_memory.main(["--sizes", "20,40", "--paths", "no-log"]) == 0
     rows = _rows(capsys.readouterr().out, "no-log")

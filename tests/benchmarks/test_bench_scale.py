@@ -100,6 +100,7 @@ def test_kept_sets_are_reused_only_when_they_match(tmp_path: Path) -> None:
     assert bench_scale.kept_sets([7], 5, tmp_path) is None
 
 
+@pytest.mark.slow
 def test_speedup_runs_both_and_compares_the_reports(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_scale.main(["--sizes", "30", "--speedup", "2"]) == 0
     out = capsys.readouterr().out

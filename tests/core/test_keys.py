@@ -81,6 +81,7 @@ def test_the_old_keys_were_rejected_or_ambiguous() -> None:
 PATH_CHARS = st.sampled_from([*"ab_.-/:[] ~\x1b\t\\é1", "[]", ".."])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.lists(PATH_CHARS, max_size=40).map("".join), unique=True, max_size=12),

@@ -183,6 +183,7 @@ def test_score_in_korean() -> None:
     check_command(["score", GOLD, BASE, "--config", CONFIG, "--no-log", "--min-f1", "0.9"])
 
 
+@pytest.mark.slow
 def test_diff_in_korean_and_its_page() -> None:
     args = ["diff", GOLD, BASE, IMPROVED, "--config", CONFIG]
     score = [["score", GOLD, pred, "--config", CONFIG, "--no-log"] for pred in (BASE, IMPROVED)]
@@ -228,6 +229,7 @@ def test_compare_in_korean(runs: tuple[str, str], mlflow_server: MlflowServer) -
     assert code == 2 and err.startswith("error: 평가된 게이트가 없습니다")
 
 
+@pytest.mark.slow
 def test_score_iterations_hints_and_their_errors_in_korean(tmp_path: Path) -> None:
     folder = ROOT / "examples" / "iterations"
     args = ["score-iterations", str(folder), "--no-log", "--results", str(tmp_path / "r")]

@@ -52,6 +52,7 @@ def test_compact_one_pass_is_the_retaining_one(case: str) -> None:
     assert_compact_same(run.result(inputs), expected(case))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(ARGS))
 @settings(max_examples=10, deadline=None)
 @given(data=st.data())
@@ -111,6 +112,7 @@ def test_the_spill_holds_the_counts_not_the_memory() -> None:
     assert not any(Path(f).exists() for f in files)  # removed with their owner
 
 
+@pytest.mark.slow
 def test_a_spill_file_goes_with_its_owner() -> None:
     """A spill's files are removed when the spill that owns them is collected, not before:
     merging hands them to the adopting spill, pickling to the unpickled copy, which goes on

@@ -142,6 +142,7 @@ _DOC = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     gold=st.lists(_DOC, min_size=1, max_size=4),

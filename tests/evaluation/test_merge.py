@@ -98,6 +98,7 @@ def test_one_pass_is_what_evaluate_returns(case: str) -> None:
     assert_same(got, expected(case))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(ARGS))
 @settings(max_examples=15, deadline=None)
 @given(data=st.data())

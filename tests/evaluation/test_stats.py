@@ -53,6 +53,7 @@ def plain_f1(frame: pd.DataFrame, rows: np.ndarray) -> float:
 # -- against independent computations -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_f1_interval_matches_a_plain_loop() -> None:
     rng = np.random.default_rng(1)
     base, cand = counts_frame(rng, 60), counts_frame(rng, 60, bias=0.1)
@@ -162,6 +163,7 @@ def test_a_run_against_itself_has_a_zero_interval(spec: tuple[int, int, int]) ->
         assert (iv.delta, iv.low, iv.high, iv.p_value) == (0.0, 0.0, 0.0, 1.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(spec=frames)
 def test_swapping_the_runs_mirrors_the_deltas(spec: tuple[int, int, int]) -> None:
@@ -457,6 +459,7 @@ def test_weights_a_byte_cannot_hold_give_the_same_bits(
     assert got.tobytes() == expected.tobytes()
 
 
+@pytest.mark.slow
 def test_block_draws_keep_memory_flat() -> None:
     """100,000 documents × 1,000 resamples: the index matrix alone would be 800 MB; the block
     draws stay under 64 MB (numpy's allocations are traced: two blocks of weights, a draw, a

@@ -100,6 +100,7 @@ def test_cli_json_is_byte_identical(synthetic: tuple[Path, Path]) -> None:
     assert two.stdout == one.stdout
 
 
+@pytest.mark.slow
 def test_bad_workers_value(synthetic: tuple[Path, Path]) -> None:
     gold, pred = synthetic
     bad = _score(gold, pred, "--workers", "-1")
@@ -185,6 +186,7 @@ def test_files_in_gold_order(tmp_path: Path) -> None:
     assert result[0] == "ok" and json.loads(result[1])["documents"] == 51
 
 
+@pytest.mark.slow
 def test_boms_and_blank_lines(tmp_path: Path) -> None:
     """Byte order marks, a last line without a line end, blank lines (or lines of spaces)
     wherever the ranges are cut: the documents' positions and line numbers are one pass's."""
@@ -323,6 +325,7 @@ def test_empty_and_absent_files(tmp_path: Path) -> None:
         assert two == one and one[0] == "InputError"
 
 
+@pytest.mark.slow
 def test_oversized_lines(tmp_path: Path) -> None:
     """A prediction line over the limit is a parse failure of the id at its head (the rest of
     the file is then one range); a gold line over the limit is the gold file's error."""
@@ -387,6 +390,7 @@ def _start_method_in_a_fresh_process(with_thread: bool) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
 def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
     assert _start_method_in_a_fresh_process(with_thread=False) == "fork"
@@ -446,6 +450,7 @@ def test_a_config_error_comes_after_the_files_defect(tmp_path: Path) -> None:
         score_files(gold, pred, Config(), profile="nope", workers=2)
 
 
+@pytest.mark.slow
 def test_a_file_changed_while_the_workers_read_it_is_an_error(
     synthetic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -492,6 +497,7 @@ def test_workers_are_capped_at_the_cores_and_the_ranges(
     assert_workers_same(got, want)
 
 
+@pytest.mark.slow
 def test_cli_says_when_workers_are_capped(tmp_path: Path) -> None:
     gold = write(tmp_path / "gold.jsonl", golds(5))
     pred = write(tmp_path / "pred.jsonl", preds(5))

@@ -146,6 +146,7 @@ def _json(report: Any) -> str:
     return json.dumps(data, sort_keys=True, default=str)
 
 
+@pytest.mark.slow
 def test_every_source_gives_the_same_json(tmp_path: Path) -> None:
     gold, pred = documents(300, seed=5)
     g, p = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"

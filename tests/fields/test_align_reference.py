@@ -222,6 +222,7 @@ SHARES = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.integers(1, 6).flatmap(
@@ -323,6 +324,7 @@ def random_lists(rnd: random.Random) -> tuple[list[Any], list[Any]]:
     return gold, pred
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold", THRESHOLDS)
 def test_lists_are_scored_as_an_optimal_pairing_of_the_rule(threshold: float) -> None:
     """1,000 random list pairs per threshold: the counts are those of an optimal pairing, and
@@ -371,6 +373,7 @@ def exact_lists(rnd: random.Random) -> tuple[list[Any], list[Any]]:
     return gold, pred
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threshold", THRESHOLDS)
 def test_pairs_scored_from_the_read_forms_equal_pairs_scored_again(
     threshold: float, monkeypatch: pytest.MonkeyPatch

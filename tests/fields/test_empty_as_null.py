@@ -163,6 +163,7 @@ def with_empties(value: Any, data: st.DataObject) -> Any:
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(gold=documents, pred=documents, data=st.data())
 def test_adding_empties_to_a_prediction_never_changes_the_counts(

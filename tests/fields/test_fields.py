@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -207,6 +208,7 @@ flat_items = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(flat_items, flat_items)
 def test_bulk_similarity_equals_the_pairwise_reference(
@@ -279,6 +281,7 @@ def with_ids(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"id": f"d{i}", **d} for i, d in enumerate(items)]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(docs, min_size=1, max_size=4))
 def test_gold_against_itself_scores_one_everywhere(items: list[dict[str, Any]]) -> None:
@@ -302,6 +305,7 @@ def test_identical_items_keep_zero_and_false_apart_in_any_order() -> None:
     assert results == {(2, 1, 0)}
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(docs, min_size=1, max_size=4), st.lists(docs, min_size=1, max_size=4), st.randoms())
 def test_order_changes_nothing_and_counts_add_up(

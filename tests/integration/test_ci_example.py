@@ -88,6 +88,7 @@ def base_env(tmp_path: Path, pred: str, baseline: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("baseline", "pred", "status"),
     [

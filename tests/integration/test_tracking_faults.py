@@ -327,6 +327,7 @@ def test_server_frozen_mid_logging_names_the_unfinished_run(
     assert run.info.run_id in warning and "RUNNING" in warning
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["gold", "pred"])
 def test_endless_input_stream_stops_with_one_line(tmp_path: Path, which: str) -> None:
     small = tmp_path / "small.jsonl"

@@ -105,6 +105,7 @@ def _examples() -> list[tuple[str, str, str, bool]]:
     return cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("example", "pred", "config", "with_sources"), _examples())
 @pytest.mark.parametrize("size", [1, 700])
 def test_every_example_in_workers_is_one_process(

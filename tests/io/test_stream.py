@@ -47,6 +47,7 @@ def streamed(gold: Path, pred: Path, id_key: str = "id") -> Outcome:
 # -- properties ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -27,6 +27,7 @@ def _documents(store: str, run_id: str, into: Path) -> Path:
     return Path(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parse_failure", [False, True])
 def test_streamed_documents_parquet_is_the_loaded_one(
     mlflow_env: Path, local_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -174,6 +174,7 @@ def check_iteration_run(
         assert child.data.metrics["tokens_per_doc"] == it.tokens_per_doc
 
 
+@pytest.mark.slow
 def test_log_iterations_local_store(
     mlflow_env: Path, local_store: str, loop: list[Iteration], tmp_path: Path
 ) -> None:
@@ -187,6 +188,7 @@ def test_log_iterations_local_store(
     check_iteration_run(MlflowClient(local_store), result, loop, tmp_path)
 
 
+@pytest.mark.slow
 def test_logger_as_a_loop(mlflow_env: Path, local_store: str, loop: list[Iteration]) -> None:
     from mlflow import MlflowClient
 

@@ -241,6 +241,7 @@ def test_scorer_matches_the_report() -> None:
         assert scorer(outputs=preds.get(g["id"]), expectations=g).value == by_id[g["id"]]
 
 
+@pytest.mark.slow
 def test_genai_evaluate_offline(mlflow_env: Path, local_store: str) -> None:
     import mlflow
 

@@ -428,6 +428,7 @@ def holding_lock(db: Path) -> Iterator[None]:
         yield
 
 
+@pytest.mark.slow
 def test_a_store_held_too_long_is_one_line_naming_the_holder(tmp_path: Path) -> None:
     db = tmp_path / "new" / "mlflow.db"
     with holding_lock(db):
@@ -460,6 +461,7 @@ def test_a_current_store_is_opened_without_waiting_for_the_lock(
     )
 
 
+@pytest.mark.slow
 def test_a_store_created_before_with_an_older_schema_is_migrated_once(tmp_path: Path) -> None:
     """A consistent store at an older revision (an older MLflow made it) is not broken: the
     first run migrates it, under the lock, and logs."""

@@ -266,6 +266,7 @@ def test_default_store_is_the_working_directory(mlflow_env: Path, baseline: Repo
     assert logged.experiment_id == "0"
 
 
+@pytest.mark.slow
 def test_env_uri_is_used(
     mlflow_env: Path, local_store: str, baseline: Report, monkeypatch: pytest.MonkeyPatch
 ) -> None:

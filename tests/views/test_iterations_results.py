@@ -58,6 +58,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     return folder / "results", out, err
 
 
+@pytest.mark.slow
 def test_the_results_folder_holds_every_file(run: tuple[Path, str, str]) -> None:
     results, out, _ = run
     files = {p.relative_to(results).as_posix() for p in results.rglob("*") if p.is_file()}

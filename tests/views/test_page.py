@@ -176,6 +176,7 @@ def console_problems(log: str) -> list[str]:
     return [line for line in log.splitlines() if "CONSOLE" in line or "Uncaught" in line]
 
 
+@pytest.mark.slow
 def test_chromium_renders_the_page_and_sorts_it(tmp_path: Path) -> None:
     args = [str(EXAMPLE / n) for n in ("gold.jsonl", "pred_improved.jsonl", "pred_baseline.jsonl")]
     out = tmp_path / "page.html"
@@ -192,6 +193,7 @@ def test_chromium_renders_the_page_and_sorts_it(tmp_path: Path) -> None:
     assert dom.count('<section id="doc-') == 6
 
 
+@pytest.mark.slow
 def test_chromium_runs_no_hostile_script(tmp_path: Path) -> None:
     page = tmp_path / "hostile.html"
     page.write_text(hostile_page(), encoding="utf-8")
@@ -201,6 +203,7 @@ def test_chromium_runs_no_hostile_script(tmp_path: Path) -> None:
     assert 'data-ready="1"' in dom  # our own script did run
 
 
+@pytest.mark.slow
 def test_chromium_reports_console_errors(tmp_path: Path) -> None:
     """The check above can fail: a page with a broken script is caught."""
     page = tmp_path / "broken.html"
