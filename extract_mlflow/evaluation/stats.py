@@ -4,9 +4,8 @@ One set of resamples is drawn with ``numpy.random.default_rng(seed)`` (:func:`re
 and reused for every metric. Summing is one matrix product: W (resamples × documents) counts how
 often each document is drawn, and W @ counts gives every resample's summed counts at once
 (:func:`resampled_sums`, exact: float32 only when every sum is an integer below 2**24).
-:func:`bootstrap_sums` draws the same resamples a block of rows at a time, so memory does not
-grow with documents × resamples; where the C loop is built (:mod:`.draws`), it draws them and
-sums each drawn document's counts (or counts its weights) in one pass, to the same bits.
+:func:`bootstrap_sums` draws the same resamples one at a time and multiplies their weights a
+block at a time, so memory does not grow with documents × resamples, to the same bits.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ _PRODUCT_ROWS = 64  # resamples whose weights multiply the counts at once
 _SLICE_CELLS = 1 << 20  # counts copied to float at a time
 _WEIGHT_CELLS = 1 << 23  # weights in a block (8 MB of bytes; two are held)
 _BYTE_MAX = 255  # the largest weight a byte holds
-_CHUNK_CELLS = 1_000_000  # a block of draws: this many cells (~28 MB at peak with its weights)
+_CHUNK_CELLS = 1_000_000  # a block of draws of resampled_sums: this many cells
 
 
 @dataclass(frozen=True, slots=True)
