@@ -387,6 +387,15 @@ def test_block_draws_equal_the_whole_index_matrix(
     assert got.tobytes() == expected.tobytes()
 
 
+def whole_matrix_sums(counts: Any, resamples: int, seed: int) -> Any:
+    """The reference: the float64 product of the weights of the whole index matrix (how often
+    each document is drawn in each resample) with the counts."""
+    n = len(counts)
+    idx = resample_indices(n, resamples, seed)
+    weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
+    return weights @ counts.astype(np.float64)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(1, 200),
@@ -420,9 +429,7 @@ def test_whole_counts_of_any_type_give_the_float64_sums(
         top = min(top, int(np.iinfo(dtype).max))
     counts = rng.integers(0, top, size=(n, columns), endpoint=True).astype(dtype)
     counts[:, rng.random(columns) < zero_share] = 0
-    idx = resample_indices(n, resamples, seed)
-    weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
-    expected = weights @ counts.astype(np.float64)
+    expected = whole_matrix_sums(counts, resamples, seed)
     with (
         patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
         patch.object(stats_module, "_SLICE_CELLS", slice_cells),
@@ -448,9 +455,7 @@ def test_weights_a_byte_cannot_hold_give_the_same_bits(
     """A document drawn more often in a resample than a byte weight holds (here a smaller
     limit, reached on small sets) turns that block's weights to floats: the same bits."""
     counts = np.random.default_rng(seed).integers(0, 9, size=(n, 12)).astype(np.uint8)
-    idx = resample_indices(n, resamples, seed)
-    weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
-    expected = weights @ counts.astype(np.float64)
+    expected = whole_matrix_sums(counts, resamples, seed)
     with (
         patch.object(stats_module, "_BYTE_MAX", byte_max),
         patch.object(stats_module, "_PRODUCT_ROWS", product_rows),
